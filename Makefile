@@ -1,0 +1,36 @@
+# Two commands from a fresh clone:  make run  (scorecard)  and  make test  (the whole suite).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
+DBT := $(BIN)/dbt --no-use-colors
+DBT_DIRS := --project-dir $(CURDIR) --profiles-dir $(CURDIR)
+
+.PHONY: install run rankings build scorecard test clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	touch $(STAMP)
+
+run: install rankings build scorecard
+
+rankings: install
+	$(BIN)/python scripts/rank.py --retriever keyword_overlap
+
+build: install
+	$(DBT) build $(DBT_DIRS)
+
+scorecard: install
+	$(BIN)/python scripts/scorecard.py
+
+# The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB).
+test: install
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf target logs dbt_packages .pytest_cache

@@ -1,0 +1,39 @@
+{#- Engine-specific SQL lives here, behind dispatch, so models stay portable (DuckDB now, Spark later). -#}
+
+{#- log base 2, as trec_eval's C log2(). -#}
+{% macro log2(expression) -%}
+    {{ return(adapter.dispatch('log2', 'retrieval_metrics')(expression)) }}
+{%- endmacro %}
+
+{% macro default__log2(expression) -%}
+    (ln({{ expression }}) / ln(2))
+{%- endmacro %}
+
+{% macro duckdb__log2(expression) -%}
+    log2({{ expression }})
+{%- endmacro %}
+
+{#- Sum of a double in a fixed order, so the result is bit-for-bit the same on every run: plain sum() over
+    a parallel scan adds in whatever order threads finish, and float addition is not associative.
+    Summing in `order_by` order also reproduces trec_eval, which adds in rank (or query) order. -#}
+{% macro ordered_sum(expression, order_by) -%}
+    {{ return(adapter.dispatch('ordered_sum', 'retrieval_metrics')(expression, order_by)) }}
+{%- endmacro %}
+
+{% macro default__ordered_sum(expression, order_by) -%}
+    {#- Engines without ordered aggregation: correct, but the last bits may vary between runs. -#}
+    sum({{ expression }})
+{%- endmacro %}
+
+{% macro duckdb__ordered_sum(expression, order_by) -%}
+    list_sum(list({{ expression }} order by {{ order_by }}))
+{%- endmacro %}
+
+{#- Comma-separated list of a text column, in `order_by` order. -#}
+{% macro ordered_string_agg(expression, order_by, separator=', ') -%}
+    {{ return(adapter.dispatch('ordered_string_agg', 'retrieval_metrics')(expression, order_by, separator)) }}
+{%- endmacro %}
+
+{% macro default__ordered_string_agg(expression, order_by, separator) -%}
+    string_agg({{ expression }}, '{{ separator }}' order by {{ order_by }})
+{%- endmacro %}

@@ -1,0 +1,110 @@
+-- One row per (collection, run, k, question, relevant doc) where the relevant doc is NOT in the run's top k:
+-- where it sits instead, which docs outranked it, and what the question's shortfall costs the run's means.
+
+with question_metrics as (
+    select * from {{ ref('question_metrics') }}
+),
+
+run_metrics as (
+    select * from {{ ref('run_metrics') }}
+),
+
+questions as (
+    select * from {{ ref('int_questions_judged') }}
+),
+
+relevant_judgments as (
+    select * from {{ ref('int_relevant_judgments_ranked') }}
+),
+
+rankings as (
+    select * from {{ ref('stg_raw__rankings') }}
+),
+
+relevant_docs_at_k as (
+    select
+        question_metrics.collection_id,
+        question_metrics.run_id,
+        question_metrics.k,
+        question_metrics.question_id,
+        question_metrics.n_retrieved,
+        question_metrics.recall as question_recall,
+        question_metrics.ndcg as question_ndcg,
+        question_metrics.is_averaged,
+        relevant_judgments.doc_id,
+        relevant_judgments.relevance
+    from question_metrics
+    inner join relevant_judgments
+        on question_metrics.collection_id = relevant_judgments.collection_id
+        and question_metrics.question_id = relevant_judgments.question_id
+),
+
+missed as (
+    select
+        relevant_docs_at_k.*,
+        rankings.rank as doc_rank
+    from relevant_docs_at_k
+    left join rankings
+        on relevant_docs_at_k.collection_id = rankings.collection_id
+        and relevant_docs_at_k.run_id = rankings.run_id
+        and relevant_docs_at_k.question_id = rankings.question_id
+        and relevant_docs_at_k.doc_id = rankings.doc_id
+    where rankings.rank is null or rankings.rank > relevant_docs_at_k.k
+),
+
+-- the docs ranked above each missed doc (all the run returned, if it never returned the missed doc)
+outranking as (
+    select
+        missed.collection_id,
+        missed.run_id,
+        missed.k,
+        missed.question_id,
+        missed.doc_id,
+        {{ ordered_string_agg('rankings.doc_id', 'rankings.rank') }} as outranking_doc_ids
+    from missed
+    inner join rankings
+        on missed.collection_id = rankings.collection_id
+        and missed.run_id = rankings.run_id
+        and missed.question_id = rankings.question_id
+        and rankings.rank < coalesce(missed.doc_rank, missed.n_retrieved + 1)
+        and rankings.rank <= {{ var('max_outranking_docs_listed') }}
+    group by missed.collection_id, missed.run_id, missed.k, missed.question_id, missed.doc_id
+)
+
+select
+    missed.collection_id,
+    missed.run_id,
+    missed.k,
+    missed.question_id,
+    questions.question_text,
+    missed.doc_id,
+    missed.relevance,
+    missed.doc_rank,
+    cast(coalesce(missed.doc_rank - 1, missed.n_retrieved) as integer) as n_outranking_docs,
+    outranking.outranking_doc_ids,
+    missed.question_recall,
+    missed.question_ndcg,
+    run_metrics.n_questions,
+    run_metrics.recall as run_recall,
+    run_metrics.ndcg as run_ndcg,
+    cast(case when missed.is_averaged then (1.0 - missed.question_recall) / run_metrics.n_questions end as double)
+        as recall_cost,
+    cast(case when missed.is_averaged and run_metrics.n_questions > 1 then
+        (run_metrics.recall * run_metrics.n_questions - missed.question_recall) / (run_metrics.n_questions - 1)
+    end as double) as run_recall_without_question,
+    cast(case when missed.is_averaged then (1.0 - missed.question_ndcg) / run_metrics.n_questions end as double)
+        as ndcg_cost
+from missed
+inner join questions
+    on missed.collection_id = questions.collection_id
+    and missed.question_id = questions.question_id
+inner join run_metrics
+    on missed.collection_id = run_metrics.collection_id
+    and missed.run_id = run_metrics.run_id
+    and missed.k = run_metrics.k
+left join outranking
+    on missed.collection_id = outranking.collection_id
+    and missed.run_id = outranking.run_id
+    and missed.k = outranking.k
+    and missed.question_id = outranking.question_id
+    and missed.doc_id = outranking.doc_id

@@ -1,0 +1,14 @@
+with source as (
+    select * from {{ ref('docs') }}
+),
+
+renamed as (
+    select
+        {{ docent_collection_id() }} as collection_id,
+        cast(doc_id as varchar) as doc_id,
+        cast(title as varchar) as title,
+        cast(text as varchar) as doc_text
+    from source
+)
+
+select * from renamed

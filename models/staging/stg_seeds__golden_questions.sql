@@ -1,0 +1,13 @@
+with source as (
+    select * from {{ ref('golden_questions') }}
+),
+
+renamed as (
+    select
+        {{ docent_collection_id() }} as collection_id,
+        cast(question_id as varchar) as question_id,
+        cast(question as varchar) as question_text
+    from source
+)
+
+select * from renamed

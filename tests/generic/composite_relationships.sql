@@ -1,0 +1,10 @@
+{#- Every row's `columns` (a composite key, same names on both sides) must exist in `to`.
+    Fails with the rows whose key has no match; rows with a null key part are not checked. -#}
+{% test composite_relationships(model, to, columns) %}
+select {% for column in columns %}child.{{ column }}{% if not loop.last %}, {% endif %}{% endfor %}
+from {{ model }} as child
+left join {{ to }} as parent
+    on {% for column in columns %}child.{{ column }} = parent.{{ column }}{% if not loop.last %} and {% endif %}{% endfor %}
+where parent.{{ columns[0] }} is null
+    {% for column in columns %}and child.{{ column }} is not null {% endfor %}
+{% endtest %}

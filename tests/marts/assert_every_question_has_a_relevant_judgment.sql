@@ -1,0 +1,16 @@
+-- Warns about (and names) every question with no relevant judgment: it scores 0 on every measure, which
+-- drags the means down without being a retrieval failure. Rows returned = the questions at fault.
+{{ config(severity='warn', store_failures=true) }}
+
+{%- if execute %}
+    {%- set unjudged = run_query(
+        "select collection_id || '/' || question_id from " ~ ref('int_questions_judged') ~ " where n_relevant = 0 order by 1"
+    ) %}
+    {%- for row in unjudged.rows %}
+        {{ log("WARNING: question " ~ row[0] ~ " has no relevant judgment (grade >= 1); it counts 0 in every mean", info=true) }}
+    {%- endfor %}
+{%- endif %}
+
+select collection_id, question_id, question_text, n_judged
+from {{ ref('int_questions_judged') }}
+where n_relevant = 0
