@@ -1,0 +1,71 @@
+"""Editing the golden judgments changes the numbers exactly as trec_eval would on the same rankings."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from conftest import Warehouse
+from trec_reference import AT_K, WHOLE_RANKING, trec_eval_per_question, warehouse_inputs
+
+MEASURES = [*AT_K, *WHOLE_RANKING]
+
+
+@pytest.fixture
+def edited(project_copy: Warehouse) -> Warehouse:
+    seeds = project_copy.project_dir / "seeds"
+    with (seeds / "golden_qrels.csv").open("a") as qrels:
+        qrels.write("pro_plan_cost,ratelimits,2\n")  # a second, more relevant doc (the lesson's Exercise 3)
+        qrels.write("free_plan_cost,backups,0\n")  # judged, not relevant
+        qrels.write("region_change,backups,1\n")  # relevant, ranked low
+    with (seeds / "golden_questions.csv").open("a") as questions:
+        questions.write("unjudged_question,Which regions support read replicas?\n")
+    assert project_copy.rank("--retriever", "keyword_overlap").returncode == 0
+    return project_copy
+
+
+def assert_matches_trec_eval(warehouse: Warehouse, averaging: str) -> None:
+    with warehouse.connect() as con:
+        qrels, run = warehouse_inputs(con, "docent", "keyword_overlap")
+        per_question = con.execute(f"select question_id, k, {', '.join(MEASURES)} from question_metrics").fetchall()
+        means = con.execute(
+            "select k, n_questions, precision, recall, ndcg, hit_rate, mrr, map, r_precision from run_metrics"
+        ).fetchall()
+    reference = trec_eval_per_question(qrels, run, [1, 2, 3])
+    for question_id, k, *values in per_question:
+        for name, value in zip(MEASURES, values):
+            key = f"{name}@{k}" if name in AT_K else name
+            # trec_eval never evaluates a question missing from the qrels: it scores 0 (trec_eval -c)
+            assert value == pytest.approx(reference.get(question_id, {}).get(key, 0.0), abs=1e-12), (question_id, key)
+    n_questions = 10 if averaging == "all_questions" else len(reference)
+    for k, n, *values in means:
+        assert n == n_questions
+        for name, value in zip(["precision", "recall", "ndcg", "hit", *WHOLE_RANKING], values):
+            key = f"{name}@{k}" if name in AT_K else name
+            assert value == pytest.approx(sum(q[key] for q in reference.values()) / n_questions, abs=1e-12), key
+
+
+def test_graded_multi_relevant_edit_matches_trec_eval(edited: Warehouse) -> None:
+    result = edited.build("--exclude", "tag:lesson_golden")
+    assert_matches_trec_eval(edited, "all_questions")
+    # the unjudged question counts 0 in every mean, and a warning-level test names it
+    warned = [r for r in result.result if "assert_every_question_has_a_relevant_judgment" in r.node.unique_id]
+    assert [str(r.status) for r in warned] == ["warn"]
+    stored = edited.rows("select question_id from dbt_test__audit.assert_every_question_has_a_relevant_judgment")
+    assert stored == [("unjudged_question",)]
+    # the edit moved the numbers: pro_plan_cost's grade-2 doc sits at rank 1, its grade-1 doc at rank 2,
+    # so its NDCG@2 rises from the lesson's 0.631 to 1.0
+    ndcg = edited.rows("select ndcg from question_metrics where question_id = 'pro_plan_cost' and k = 2")[0][0]
+    assert ndcg == pytest.approx(1.0, abs=1e-12)
+
+
+def test_retrieved_only_averaging_matches_trec_eval_default(edited: Warehouse) -> None:
+    edited.build("--exclude", "tag:lesson_golden", "--vars", "{averaging: retrieved_only}")
+    assert_matches_trec_eval(edited, "retrieved_only")
+    # trec_eval's default evaluates the questions present in both the run and the qrels
+    assert edited.rows("select distinct n_questions from run_metrics") == [(9,)]
+    recall_mean = statistics.fmean(
+        r[0] for r in edited.rows("select recall from question_metrics where k = 2 and is_averaged")
+    )
+    assert edited.rows("select recall from run_metrics where k = 2")[0][0] == pytest.approx(recall_mean)

@@ -1,0 +1,109 @@
+"""The lesson's numbers, end to end from an empty database: rank.py, then dbt build, then the marts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from conftest import Warehouse
+from scorecard import scorecard
+from trec_reference import AT_K, WHOLE_RANKING, trec_eval_per_question, warehouse_inputs
+
+LESSON_RANKS = {
+    "rate_limit_status": 2, "pro_rate_limit": 1, "pro_plan_cost": 2, "region_change": 1,
+    "scale_backup_retention": 1, "sdk_api_key_variable": 1, "error_401": 1, "deletion_grace_period": 1,
+    "free_plan_cost": 5,
+}
+LESSON_SCORECARD = """\
+docent / keyword_overlap  (retriever keyword_overlap, 9 questions)
+k=1   Recall@1=0.667   Precision@1=0.667   NDCG@1=0.667
+k=2   Recall@2=0.889   Precision@2=0.444   NDCG@2=0.807
+k=3   Recall@3=0.889   Precision@3=0.296   NDCG@3=0.807
+MRR (rank-independent) = 0.800"""
+
+
+@pytest.fixture
+def built(warehouse: Warehouse) -> Warehouse:
+    result = warehouse.rank("--retriever", "keyword_overlap")
+    assert result.returncode == 0, result.stderr
+    warehouse.build()
+    return warehouse
+
+
+def test_scorecard_prints_the_lessons_table(built: Warehouse) -> None:
+    with built.connect() as con:
+        assert scorecard(con) == LESSON_SCORECARD
+
+
+def test_first_relevant_ranks_are_the_lessons(built: Warehouse) -> None:
+    ranks = dict(built.rows("select question_id, first_relevant_rank from question_metrics where k = 2"))
+    assert ranks == LESSON_RANKS
+
+
+def test_run_metrics_are_the_exact_fractions(built: Warehouse) -> None:
+    rows = built.rows("select k, n_questions, hit_rate, recall, precision, ndcg, mrr from run_metrics order by k")
+    ndcg_rank_2 = 1 / math.log2(3)  # a single relevant doc at rank 2
+    mrr = (6 * 1.0 + 2 * 0.5 + 0.2) / 9
+    expected = [  # k, n_questions, hit_rate, recall, precision, ndcg, mrr
+        (1, 9, 6 / 9, 6 / 9, 6 / 9, 6 / 9, mrr),
+        (2, 9, 8 / 9, 8 / 9, 8 / 18, (6 + 2 * ndcg_rank_2) / 9, mrr),
+        (3, 9, 8 / 9, 8 / 9, 8 / 27, (6 + 2 * ndcg_rank_2) / 9, mrr),
+    ]
+    assert len(rows) == len(expected)
+    for row, want in zip(rows, expected):
+        assert row[:2] == want[:2]
+        assert row[2:] == pytest.approx(want[2:], abs=1e-12)
+
+
+def test_free_plan_miss_is_diagnosed(built: Warehouse) -> None:
+    rows = built.rows(
+        """
+        select question_id, doc_id, doc_rank, outranking_doc_ids, run_recall, recall_cost, run_recall_without_question
+        from missed_relevant_docs where run_id = 'keyword_overlap' and k = 2
+        """
+    )
+    assert len(rows) == 1
+    question_id, doc_id, doc_rank, outranking, run_recall, cost, without = rows[0]
+    assert (question_id, doc_id, doc_rank) == ("free_plan_cost", "plans", 5)
+    assert outranking == "errors, backups, auth, ratelimits"
+    assert (round(run_recall, 3), round(cost, 3), round(without, 3)) == (0.889, 0.111, 1.0)
+
+
+def test_every_question_matches_pytrec_eval(built: Warehouse) -> None:
+    with built.connect() as con:
+        qrels, run = warehouse_inputs(con, "docent", "keyword_overlap")
+        ours = con.execute(
+            f"select question_id, k, {', '.join([*AT_K, *WHOLE_RANKING])} from question_metrics"
+        ).fetchall()
+    reference = trec_eval_per_question(qrels, run, [1, 2, 3])
+    assert len(ours) == 27
+    for question_id, k, *values in ours:
+        theirs = reference[question_id]
+        for name, value in zip([*AT_K, *WHOLE_RANKING], values):
+            key = f"{name}@{k}" if name in AT_K else name
+            assert value == pytest.approx(theirs[key], abs=1e-12), (question_id, key)
+
+
+def test_k_values_var_changes_the_cutoffs(built: Warehouse) -> None:
+    built.build("--vars", "{k_values: [1, 5, 10]}", "--exclude", "tag:lesson_golden")
+    rows = built.rows("select k, recall, precision from run_metrics order by k")
+    assert [r[0] for r in rows] == [1, 5, 10]
+    # the Free-plan page comes back at rank 5; precision@10 still divides by 10 with only 8 docs ranked
+    assert rows[1][1] == pytest.approx(1.0) and rows[2][2] == pytest.approx(9 / 90)
+
+
+def test_two_builds_give_byte_identical_metric_tables(built: Warehouse, tmp_path) -> None:
+    def export(name: str) -> dict[str, bytes]:
+        # DuckDB writes doubles as shortest round-trip text, so equal bytes means equal bits
+        out = {}
+        with built.connect() as con:
+            for table in ("question_metrics", "run_metrics", "missed_relevant_docs"):
+                path = tmp_path / f"{name}-{table}.csv"
+                con.execute(f"copy (select * from {table} order by all) to '{path}' (header)")
+                out[table] = path.read_bytes()
+        return out
+
+    first = export("first")
+    built.build()
+    assert export("second") == first
