@@ -7,7 +7,7 @@ export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 DBT := $(BIN)/dbt --no-use-colors
 DBT_DIRS := --project-dir $(CURDIR) --profiles-dir $(CURDIR)
 
-.PHONY: install run rankings build scorecard test clean
+.PHONY: install run rankings build scorecard sql test clean
 
 install: $(STAMP)
 
@@ -27,6 +27,10 @@ build: install
 
 scorecard: install
 	$(BIN)/python scripts/scorecard.py
+
+# Ad-hoc read-only SQL: make sql Q="select * from run_metrics"
+sql: install
+	$(BIN)/python scripts/query.py "$(Q)"
 
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB).
 test: install
