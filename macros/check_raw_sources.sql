@@ -2,7 +2,7 @@
     "table does not exist" error from deep inside a model. -#}
 {% macro check_raw_sources() %}
     {%- if execute and flags.WHICH in ['build', 'run'] -%}
-        {%- for table in ['runs', 'rankings'] -%}
+        {%- for table in ['runs', 'rankings', 'documents', 'questions', 'qrels'] -%}
             {%- set relation = adapter.get_relation(database=target.database, schema='raw', identifier=table) -%}
             {%- if relation is none -%}
                 {{ exceptions.raise_compiler_error(

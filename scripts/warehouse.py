@@ -17,6 +17,7 @@ import duckdb
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SEEDS_DIR = REPO_ROOT / "seeds"
 IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+SEEDED_COLLECTION = "docent"  # its documents, questions and judgments are the dbt seeds, never imported
 
 RAW_SCHEMA_DDL = """
 create schema if not exists raw;
@@ -34,6 +35,23 @@ create table if not exists raw.rankings (
     doc_id varchar not null,
     rank integer not null,
     score double
+);
+create table if not exists raw.documents (
+    collection_id varchar not null,
+    doc_id varchar not null,
+    title varchar,
+    doc_text varchar
+);
+create table if not exists raw.questions (
+    collection_id varchar not null,
+    question_id varchar not null,
+    question_text varchar
+);
+create table if not exists raw.qrels (
+    collection_id varchar not null,
+    question_id varchar not null,
+    doc_id varchar not null,
+    relevance integer not null
 );
 """
 

@@ -1,12 +1,12 @@
--- One row per question of a collection: every golden question plus any question that only appears in the
--- qrels, with how many docs are judged for it and how many of those are relevant (grade >= 1).
+-- One row per question of a collection: every known question (seeded or imported) plus any question found
+-- only in the qrels, with how many docs are judged for it and how many of those are relevant (grade >= 1).
 
-with golden_questions as (
-    select * from {{ ref('stg_seeds__golden_questions') }}
+with questions as (
+    select * from {{ ref('int_questions_unioned') }}
 ),
 
 qrels as (
-    select * from {{ ref('stg_seeds__golden_qrels') }}
+    select * from {{ ref('int_qrels_unioned') }}
 ),
 
 judgment_counts as (
@@ -20,7 +20,7 @@ judgment_counts as (
 ),
 
 question_ids as (
-    select collection_id, question_id from golden_questions
+    select collection_id, question_id from questions
     union
     select collection_id, question_id from judgment_counts
 ),
@@ -29,13 +29,13 @@ joined as (
     select
         question_ids.collection_id,
         question_ids.question_id,
-        golden_questions.question_text,
+        questions.question_text,
         coalesce(judgment_counts.n_judged, 0) as n_judged,
         coalesce(judgment_counts.n_relevant, 0) as n_relevant
     from question_ids
-    left join golden_questions
-        on question_ids.collection_id = golden_questions.collection_id
-        and question_ids.question_id = golden_questions.question_id
+    left join questions
+        on question_ids.collection_id = questions.collection_id
+        and question_ids.question_id = questions.question_id
     left join judgment_counts
         on question_ids.collection_id = judgment_counts.collection_id
         and question_ids.question_id = judgment_counts.question_id

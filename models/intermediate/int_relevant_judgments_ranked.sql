@@ -2,7 +2,7 @@
 -- first. The ideal DCG of NDCG@k sums these grades over ideal_rank <= k.
 
 with qrels as (
-    select * from {{ ref('stg_seeds__golden_qrels') }}
+    select * from {{ ref('int_qrels_unioned') }}
 ),
 
 ranked as (

@@ -1,0 +1,14 @@
+with source as (
+    select * from {{ source('raw', 'documents') }}
+),
+
+renamed as (
+    select
+        cast(collection_id as varchar) as collection_id,
+        cast(doc_id as varchar) as doc_id,
+        cast(title as varchar) as title,
+        cast(doc_text as varchar) as doc_text
+    from source
+)
+
+select * from renamed

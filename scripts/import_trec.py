@@ -1,0 +1,315 @@
+"""Import TREC qrels and run files, or a BEIR folder, into the warehouse's raw schema.
+
+    python scripts/import_trec.py --collection NAME --qrels FILE                  # judgments
+    python scripts/import_trec.py --collection NAME --run FILE --run-id ID        # one more run
+    python scripts/import_trec.py --collection NAME --beir DIR [--split test]     # docs, queries, qrels
+    (--qrels/--beir and --run may be given together)
+
+Files are read in bulk by DuckDB; ids stay text exactly as written ("7", "07" and "007" differ). A run is
+ranked once, here, as trec_eval ranks it: score descending (as a 32-bit float), ties by docno descending
+compared as strings; the file's rank column is ignored. Judgments replace the collection's judgments; a run
+replaces that run only. Everything is written in one transaction: on any error the database is left exactly
+as it was, and one line on stderr names the file and line (or key) at fault.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from warehouse import RAW_SCHEMA_DDL, SEEDED_COLLECTION, InputError, check_identifier, database_path
+
+RUN_FIELDS = ["question_id", "q0", "doc_id", "file_rank", "score", "tag"]
+QRELS_FIELDS = ["question_id", "iteration", "doc_id", "relevance"]
+NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+INTEGER = re.compile(r"^[+-]?\d+$")
+# SQL twins of NUMBER / INTEGER: DuckDB's casts alone also accept '1_000', 'nan', 'inf' and '3.0'
+SQL_BAD_SCORE = "(try_cast(score as double) is null or not isfinite(try_cast(score as double)) or contains(score, '_'))"
+SQL_BAD_GRADE = "(try_cast(relevance as integer) is null or contains(relevance, '.') or contains(relevance, '_'))"
+
+
+def sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def line_of(path: Path, matches: Callable[[list[str]], bool]) -> int | None:
+    """1-based number of the first non-blank line whose whitespace-split fields satisfy `matches`."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            parts = line.split()
+            if parts and matches(parts):
+                return number
+    return None
+
+
+def at(path: Path, line: int | None) -> str:
+    return f"{path}:{line}" if line else str(path)
+
+
+def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], table: str) -> int:
+    """Load a whitespace-separated file (spaces or tabs) into temp table `table`, all columns text.
+
+    Fast path: DuckDB's CSV reader with the file's one delimiter. Files that mix tabs and runs of spaces
+    go through a regex split of each line instead. Blank lines are skipped. Returns the row count.
+    """
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    columns = "{" + ", ".join(f"'{f}': 'varchar'" for f in fields) + "}"
+    options = "header = false, quote = '', escape = '', auto_detect = false, strict_mode = false"
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        first = next((line for line in handle if line.strip()), None)
+    if first is None:
+        raise InputError(f"{path}: empty file")
+    delimiter = "\t" if "\t" in first else " "
+    clean = False
+    try:
+        con.execute(
+            f"create or replace temp table {table} as select * from read_csv({sql_string(str(path))}, "
+            f"delim = {sql_string(delimiter)}, columns = {columns}, {options})"
+        )
+        irregular = " or ".join(f"{f} is null or {f} ~ '[ \t]'" for f in fields)
+        clean = con.execute(f"select count(*) from {table} where {irregular}").fetchone()[0] == 0
+    except duckdb.Error:
+        clean = False
+    if not clean:
+        parts = ", ".join(f"parts[{i}] as {f}" for i, f in enumerate(fields, start=1))
+        con.execute(
+            f"""
+            create or replace temp table {table}_lines as
+            select string_split_regex(trim(line), '[ \t\r]+') as parts
+            from read_csv({sql_string(str(path))}, delim = '\x1f', columns = {{'line': 'varchar'}}, {options})
+            where trim(coalesce(line, '')) <> ''
+            """
+        )
+        if con.execute(f"select count(*) from {table}_lines where len(parts) <> {len(fields)}").fetchone()[0]:
+            line = line_of(path, lambda p: len(p) != len(fields))
+            raise InputError(f"{at(path, line)}: expected {len(fields)} fields ({' '.join(fields)})")
+        con.execute(f"create or replace temp table {table} as select {parts} from {table}_lines")
+        con.execute(f"drop table {table}_lines")
+    count = con.execute(f"select count(*) from {table}").fetchone()[0]
+    if count == 0:
+        raise InputError(f"{path}: empty file")
+    return count
+
+
+def check_unique(con: duckdb.DuckDBPyConnection, path: Path, table: str, what: str) -> None:
+    """(question_id, doc_id) must be unique: trec_eval refuses duplicates too."""
+    duplicate = con.execute(
+        f"select question_id, doc_id from {table} group by question_id, doc_id having count(*) > 1 "
+        "order by question_id, doc_id limit 1"
+    ).fetchone()
+    if duplicate:
+        question_id, doc_id = duplicate
+        seen: list[int] = []
+
+        def second(parts: list[str]) -> bool:
+            if parts[0] == question_id and parts[2] == doc_id:
+                seen.append(1)
+            return len(seen) == 2
+
+        line = line_of(path, second)
+        raise InputError(f"{at(path, line)}: duplicate {what} for question {question_id!r}, doc {doc_id!r}")
+
+
+def load_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """TREC qrels (qid iter docno rel) -> temp table qrels_in (question_id, doc_id, relevance)."""
+    load_fields(con, path, QRELS_FIELDS, "qrels_text")
+    bad = con.execute(f"select question_id, doc_id, relevance from qrels_text where {SQL_BAD_GRADE} limit 1").fetchone()
+    if bad:
+        line = line_of(path, lambda p: len(p) == 4 and not INTEGER.match(p[3]))
+        raise InputError(f"{at(path, line)}: relevance {bad[2]!r} is not an integer")
+    check_unique(con, path, "qrels_text", "judgment")
+    con.execute(
+        "create or replace temp table qrels_in as "
+        "select question_id, doc_id, cast(relevance as integer) as relevance from qrels_text"
+    )
+
+
+def load_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """TREC run (qid Q0 docno rank score tag) -> temp table run_text, checked, all columns text."""
+    load_fields(con, path, RUN_FIELDS, "run_text")
+    bad = con.execute(f"select score from run_text where {SQL_BAD_SCORE} limit 1").fetchone()
+    if bad:
+        line = line_of(path, lambda p: len(p) == 6 and not (NUMBER.match(p[4]) and p[4].lower() not in {"nan"}))
+        raise InputError(f"{at(path, line)}: score {bad[0]!r} is not a finite number")
+    check_unique(con, path, "run_text", "document in run")
+
+
+def load_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> None:
+    """A BEIR folder -> temp tables documents_in, questions_in, qrels_in."""
+    corpus, queries, qrels = folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
+    for path in (corpus, queries, qrels):
+        if not path.is_file():
+            raise InputError(f"{path}: no such file (a BEIR folder has corpus.jsonl, queries.jsonl, qrels/{split}.tsv)")
+    for path, table, columns in (
+        (corpus, "documents_in", "{'_id': 'varchar', 'title': 'varchar', 'text': 'varchar'}"),
+        (queries, "questions_in", "{'_id': 'varchar', 'text': 'varchar'}"),
+    ):
+        try:
+            con.execute(
+                f"create or replace temp table {table} as select * from read_json({sql_string(str(path))}, "
+                f"format = 'newline_delimited', columns = {columns})"
+            )
+        except duckdb.Error as exc:
+            raise InputError(f"{path}: not valid JSON lines ({str(exc).splitlines()[0]})") from None
+        if con.execute(f"select count(*) from {table}").fetchone()[0] == 0:
+            raise InputError(f"{path}: empty file")
+        problem = con.execute(
+            f"select _id, count(*) from {table} group by _id having _id is null or count(*) > 1 limit 1"
+        ).fetchone()
+        if problem:
+            key = problem[0]
+            line = beir_line_of(path, key)
+            raise InputError(f"{at(path, line)}: " + ("missing _id" if key is None else f"duplicate _id {key!r}"))
+    try:
+        con.execute(
+            f"create or replace temp table qrels_text as select * from read_csv({sql_string(str(qrels))}, "
+            "delim = '\t', header = true, quote = '', escape = '', auto_detect = false, "
+            "columns = {'question_id': 'varchar', 'doc_id': 'varchar', 'relevance': 'varchar'})"
+        )
+    except duckdb.Error as exc:
+        raise InputError(f"{qrels}: expected 3 tab-separated columns ({str(exc).splitlines()[0]})") from None
+    bad = con.execute(
+        f"select relevance from qrels_text where question_id is null or doc_id is null or {SQL_BAD_GRADE} limit 1"
+    ).fetchone()
+    if bad:
+        raise InputError(f"{qrels}: score {bad[0]!r} is not an integer (or a column is empty)")
+    check_unique(con, qrels, "qrels_text", "judgment")
+    con.execute(
+        "create or replace temp table qrels_in as "
+        "select question_id, doc_id, cast(relevance as integer) as relevance from qrels_text"
+    )
+
+
+def beir_line_of(path: Path, key: str | None) -> int | None:
+    """Line of the second record with _id `key` (or the first without an _id): the error path only."""
+    seen = 0
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record_id = json.loads(line).get("_id")
+            except (json.JSONDecodeError, AttributeError):
+                continue
+            record_id = None if record_id is None else str(record_id)
+            if record_id == key:
+                seen += 1
+                if key is None or seen == 2:
+                    return number
+    return None
+
+
+def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, run_path: Path | None,
+          judgments: str | None) -> str:
+    """Replace the collection's judgments (if loaded) and/or one run, in the current transaction."""
+    con.execute(RAW_SCHEMA_DDL)
+    key = [collection]
+    summary: list[str] = []
+    if judgments:
+        for table in ("qrels", "questions", "documents"):
+            con.execute(f"delete from raw.{table} where collection_id = ?", key)
+        con.execute("insert into raw.qrels select ?, question_id, doc_id, relevance from qrels_in", key)
+        n_qrels, n_questions = con.execute("select count(*), count(distinct question_id) from qrels_in").fetchone()
+        summary.append(f"{n_qrels} judgments for {n_questions} questions")
+        if judgments == "beir":
+            # only the questions judged in this split: the others are not part of the evaluation
+            con.execute(
+                "insert into raw.questions select ?, _id, text from questions_in "
+                "where _id in (select question_id from qrels_in)",
+                key,
+            )
+            con.execute("insert into raw.documents select ?, _id, title, text from documents_in", key)
+            summary.append(f"{con.execute('select count(*) from documents_in').fetchone()[0]} documents")
+    elif collection != SEEDED_COLLECTION and not con.execute(
+        "select count(*) from raw.qrels where collection_id = ?", key
+    ).fetchone()[0]:
+        raise InputError(f"collection {collection!r} has no judgments yet: import --qrels (or --beir) first")
+    if run_id and run_path:
+        run_key = [collection, run_id]
+        con.execute("delete from raw.rankings where collection_id = ? and run_id = ?", run_key)
+        con.execute("delete from raw.runs where collection_id = ? and run_id = ?", run_key)
+        con.execute(
+            """
+            insert into raw.rankings
+            select
+                ?, ?, question_id, doc_id,
+                cast(row_number() over (
+                    partition by question_id order by cast(cast(score as double) as float) desc, doc_id desc
+                ) as integer),
+                cast(score as double)
+            from run_text
+            """,
+            run_key,
+        )
+        tag, n_rows, n_questions = con.execute(
+            "select min(tag), count(*), count(distinct question_id) from run_text"
+        ).fetchone()
+        parameters = json.dumps({"format": "trec", "source": run_path.name, "tag": tag}, sort_keys=True)
+        con.execute(
+            "insert into raw.runs values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp))",
+            [*run_key, tag, parameters],
+        )
+        summary.append(f"run {run_id}: {n_rows} ranked docs for {n_questions} questions")
+    return "; ".join(summary)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--collection", required=True, help="collection name (a plain identifier)")
+    parser.add_argument("--qrels", type=Path, help="TREC qrels file: qid iter docno rel")
+    parser.add_argument("--beir", type=Path, help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    parser.add_argument("--split", default="test", help="BEIR qrels split (default: test)")
+    parser.add_argument("--run", type=Path, help="TREC run file: qid Q0 docno rank score tag")
+    parser.add_argument("--run-id", help="run id for --run (a plain identifier)")
+    parser.add_argument("--db", help="DuckDB file (default: $RETRIEVAL_DB, else retrieval.duckdb in the repo root)")
+    args = parser.parse_args(argv)
+    try:
+        check_identifier("collection", args.collection)
+        if not (args.qrels or args.beir or args.run):
+            raise InputError("nothing to import: give --qrels, --beir and/or --run")
+        if args.qrels and args.beir:
+            raise InputError("give --qrels or --beir, not both: each replaces the collection's judgments")
+        if (args.qrels or args.beir) and args.collection == SEEDED_COLLECTION:
+            raise InputError(f"collection {SEEDED_COLLECTION!r} is the lesson's seeds: its judgments live in seeds/")
+        if bool(args.run) != bool(args.run_id):
+            raise InputError("--run and --run-id go together")
+        if args.run_id is not None:
+            check_identifier("run id", args.run_id)
+        with duckdb.connect(str(database_path(args.db))) as con:
+            # Parse and check into temp tables first (a failed read may abort a transaction), then write
+            # everything in one transaction.
+            judgments = None
+            if args.qrels:
+                load_trec_qrels(con, args.qrels)
+                judgments = "trec"
+            elif args.beir:
+                load_beir(con, args.beir, args.split)
+                judgments = "beir"
+            if args.run:
+                load_trec_run(con, args.run)
+            con.execute("begin transaction")
+            try:
+                summary = write(con, args.collection, args.run_id, args.run, judgments)
+                con.execute("commit")
+            except BaseException:
+                con.execute("rollback")
+                raise
+    except InputError as exc:
+        print(f"import_trec.py: error: {exc}", file=sys.stderr)
+        return 2
+    except duckdb.IOException as exc:
+        print(f"import_trec.py: error: cannot open the database: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    print(f"import_trec.py: collection {args.collection}: {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
