@@ -7,7 +7,7 @@ export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 DBT := $(BIN)/dbt --no-use-colors
 DBT_DIRS := --project-dir $(CURDIR) --profiles-dir $(CURDIR)
 
-.PHONY: install run rankings build scorecard sql test clean
+.PHONY: install run rankings build scorecard sql export test clean
 
 install: $(STAMP)
 
@@ -31,6 +31,10 @@ scorecard: install
 # Ad-hoc read-only SQL: make sql Q="select * from run_metrics"
 sql: install
 	$(BIN)/python scripts/query.py "$(Q)"
+
+# The marts as Parquet files in exports/ (see scripts/export_metrics.py for csv and trec_eval's -q layout)
+export: install
+	$(BIN)/python scripts/export_metrics.py --format parquet --out exports
 
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB).
 test: install

@@ -61,7 +61,7 @@ def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], t
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     columns = "{" + ", ".join(f"'{f}': 'varchar'" for f in fields) + "}"
-    options = "header = false, quote = '', escape = '', auto_detect = false, strict_mode = false"
+    options = "header = false, quote = '', escape = '', auto_detect = false, strict_mode = true"
     with path.open(encoding="utf-8", errors="replace") as handle:
         first = next((line for line in handle if line.strip()), None)
     if first is None:
@@ -278,10 +278,10 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError("give --qrels or --beir, not both: each replaces the collection's judgments")
         if (args.qrels or args.beir) and args.collection == SEEDED_COLLECTION:
             raise InputError(f"collection {SEEDED_COLLECTION!r} is the lesson's seeds: its judgments live in seeds/")
-        if bool(args.run) != bool(args.run_id):
-            raise InputError("--run and --run-id go together")
         if args.run_id is not None:
             check_identifier("run id", args.run_id)
+        if bool(args.run) != (args.run_id is not None):
+            raise InputError("--run and --run-id go together")
         with duckdb.connect(str(database_path(args.db))) as con:
             # Parse and check into temp tables first (a failed read may abort a transaction), then write
             # everything in one transaction.
