@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -32,6 +33,11 @@ INTEGER = re.compile(r"^[+-]?\d+$")
 # SQL twins of NUMBER / INTEGER: DuckDB's casts alone also accept '1_000', 'nan', 'inf' and '3.0'
 SQL_BAD_SCORE = "(try_cast(score as double) is null or not isfinite(try_cast(score as double)) or contains(score, '_'))"
 SQL_BAD_GRADE = "(try_cast(relevance as integer) is null or contains(relevance, '.') or contains(relevance, '_'))"
+
+
+def memory_limit() -> str:
+    """DuckDB's memory cap for the import (it spills to disk beyond it): $RETRIEVAL_MEMORY_LIMIT or 600MB."""
+    return os.environ.get("RETRIEVAL_MEMORY_LIMIT", "600MB")
 
 
 def sql_string(value: str) -> str:
@@ -52,8 +58,8 @@ def at(path: Path, line: int | None) -> str:
     return f"{path}:{line}" if line else str(path)
 
 
-def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], table: str) -> int:
-    """Load a whitespace-separated file (spaces or tabs) into temp table `table`, all columns text.
+def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], keep: list[str], table: str) -> int:
+    """Load a whitespace-separated file (spaces or tabs) into temp table `table`: the `keep` fields, as text.
 
     Fast path: DuckDB's CSV reader with the file's one delimiter. Files that mix tabs and runs of spaces
     go through a regex split of each line instead. Blank lines are skipped. Returns the row count.
@@ -66,19 +72,20 @@ def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], t
         first = next((line for line in handle if line.strip()), None)
     if first is None:
         raise InputError(f"{path}: empty file")
-    delimiter = "\t" if "\t" in first else " "
+    delimiter, other_blank = ("\t", " ") if "\t" in first else (" ", "\t")
+    # an empty field means a run of delimiters; the other blank inside a field means mixed blanks
+    irregular = " or ".join(f"{f} is null or contains({f}, {sql_string(other_blank)})" for f in fields)
     clean = False
     try:
         con.execute(
-            f"create or replace temp table {table} as select * from read_csv({sql_string(str(path))}, "
-            f"delim = {sql_string(delimiter)}, columns = {columns}, {options})"
+            f"create or replace temp table {table} as select {', '.join(keep)}, ({irregular}) as is_irregular "
+            f"from read_csv({sql_string(str(path))}, delim = {sql_string(delimiter)}, columns = {columns}, {options})"
         )
-        irregular = " or ".join(f"{f} is null or {f} ~ '[ \t]'" for f in fields)
-        clean = con.execute(f"select count(*) from {table} where {irregular}").fetchone()[0] == 0
+        clean = con.execute(f"select count(*) from {table} where is_irregular").fetchone()[0] == 0
     except duckdb.Error:
         clean = False
     if not clean:
-        parts = ", ".join(f"parts[{i}] as {f}" for i, f in enumerate(fields, start=1))
+        parts = ", ".join(f"parts[{fields.index(f) + 1}] as {f}" for f in keep)
         con.execute(
             f"""
             create or replace temp table {table}_lines as
@@ -119,7 +126,7 @@ def check_unique(con: duckdb.DuckDBPyConnection, path: Path, table: str, what: s
 
 def load_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """TREC qrels (qid iter docno rel) -> temp table qrels_in (question_id, doc_id, relevance)."""
-    load_fields(con, path, QRELS_FIELDS, "qrels_text")
+    load_fields(con, path, QRELS_FIELDS, ["question_id", "doc_id", "relevance"], "qrels_text")
     bad = con.execute(f"select question_id, doc_id, relevance from qrels_text where {SQL_BAD_GRADE} limit 1").fetchone()
     if bad:
         line = line_of(path, lambda p: len(p) == 4 and not INTEGER.match(p[3]))
@@ -131,14 +138,19 @@ def load_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     )
 
 
-def load_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """TREC run (qid Q0 docno rank score tag) -> temp table run_text, checked, all columns text."""
-    load_fields(con, path, RUN_FIELDS, "run_text")
+def load_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+    """TREC run (qid Q0 docno rank score tag) -> temp table run_text (question_id, doc_id, score), checked.
+
+    Returns the run's tag (the last field of its first line): the name of the system that produced it.
+    """
+    load_fields(con, path, RUN_FIELDS, ["question_id", "doc_id", "score"], "run_text")
     bad = con.execute(f"select score from run_text where {SQL_BAD_SCORE} limit 1").fetchone()
     if bad:
         line = line_of(path, lambda p: len(p) == 6 and not (NUMBER.match(p[4]) and p[4].lower() not in {"nan"}))
         raise InputError(f"{at(path, line)}: score {bad[0]!r} is not a finite number")
     check_unique(con, path, "run_text", "document in run")
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        return next(line for line in handle if line.strip()).split()[-1]
 
 
 def load_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> None:
@@ -207,7 +219,7 @@ def beir_line_of(path: Path, key: str | None) -> int | None:
 
 
 def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, run_path: Path | None,
-          judgments: str | None) -> str:
+          run_tag: str | None, judgments: str | None) -> str:
     """Replace the collection's judgments (if loaded) and/or one run, in the current transaction."""
     con.execute(RAW_SCHEMA_DDL)
     key = [collection]
@@ -248,15 +260,13 @@ def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, r
             """,
             run_key,
         )
-        tag, n_rows, n_questions = con.execute(
-            "select min(tag), count(*), count(distinct question_id) from run_text"
-        ).fetchone()
-        parameters = json.dumps({"format": "trec", "source": run_path.name, "tag": tag}, sort_keys=True)
+        n_rows = con.execute("select count(*) from run_text").fetchone()[0]
+        parameters = json.dumps({"format": "trec", "source": run_path.name, "tag": run_tag}, sort_keys=True)
         con.execute(
             "insert into raw.runs values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp))",
-            [*run_key, tag, parameters],
+            [*run_key, run_tag, parameters],
         )
-        summary.append(f"run {run_id}: {n_rows} ranked docs for {n_questions} questions")
+        summary.append(f"run {run_id}: {n_rows} ranked docs")
     return "; ".join(summary)
 
 
@@ -282,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             check_identifier("run id", args.run_id)
         if bool(args.run) != (args.run_id is not None):
             raise InputError("--run and --run-id go together")
-        with duckdb.connect(str(database_path(args.db))) as con:
+        with duckdb.connect(str(database_path(args.db)), config={"memory_limit": memory_limit()}) as con:
             # Parse and check into temp tables first (a failed read may abort a transaction), then write
             # everything in one transaction.
             judgments = None
@@ -292,11 +302,10 @@ def main(argv: list[str] | None = None) -> int:
             elif args.beir:
                 load_beir(con, args.beir, args.split)
                 judgments = "beir"
-            if args.run:
-                load_trec_run(con, args.run)
+            run_tag = load_trec_run(con, args.run) if args.run else None
             con.execute("begin transaction")
             try:
-                summary = write(con, args.collection, args.run_id, args.run, judgments)
+                summary = write(con, args.collection, args.run_id, args.run, run_tag, judgments)
                 con.execute("commit")
             except BaseException:
                 con.execute("rollback")

@@ -17,6 +17,10 @@ relevant_judgments as (
     select * from {{ ref('int_relevant_judgments_ranked') }}
 ),
 
+relevant_retrieved as (
+    select * from {{ ref('int_relevant_docs_retrieved') }}
+),
+
 rankings as (
     select * from {{ ref('stg_raw__rankings') }}
 ),
@@ -42,14 +46,14 @@ relevant_docs_at_k as (
 missed as (
     select
         relevant_docs_at_k.*,
-        rankings.rank as doc_rank
+        relevant_retrieved.rank as doc_rank
     from relevant_docs_at_k
-    left join rankings
-        on relevant_docs_at_k.collection_id = rankings.collection_id
-        and relevant_docs_at_k.run_id = rankings.run_id
-        and relevant_docs_at_k.question_id = rankings.question_id
-        and relevant_docs_at_k.doc_id = rankings.doc_id
-    where rankings.rank is null or rankings.rank > relevant_docs_at_k.k
+    left join relevant_retrieved
+        on relevant_docs_at_k.collection_id = relevant_retrieved.collection_id
+        and relevant_docs_at_k.run_id = relevant_retrieved.run_id
+        and relevant_docs_at_k.question_id = relevant_retrieved.question_id
+        and relevant_docs_at_k.doc_id = relevant_retrieved.doc_id
+    where relevant_retrieved.rank is null or relevant_retrieved.rank > relevant_docs_at_k.k
 ),
 
 -- the docs ranked above each missed doc (all the run returned, if it never returned the missed doc)

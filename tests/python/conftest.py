@@ -45,6 +45,7 @@ class Warehouse:
                 "--target-path", str(self.target_dir),
                 "--log-path", str(self.target_dir / "logs"),
                 "--quiet",
+                "--target", "in_process",
             ]
         )
 
