@@ -7,7 +7,7 @@ export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 DBT := $(BIN)/dbt --no-use-colors
 DBT_DIRS := --project-dir $(CURDIR) --profiles-dir $(CURDIR)
 
-.PHONY: install run rankings build scorecard sql export test clean
+.PHONY: install run rankings build scorecard sql export bench test clean
 
 install: $(STAMP)
 
@@ -35,6 +35,11 @@ sql: install
 # The marts as Parquet files in exports/ (see scripts/export_metrics.py for csv and trec_eval's -q layout)
 export: install
 	$(BIN)/python scripts/export_metrics.py --format parquet --out exports
+
+# Side-by-side benchmark (10M run lines) against pytrec_eval, ranx and plain DuckDB SQL; see README.
+bench: install
+	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
+	$(BIN)/python scripts/benchmark.py --markdown benchmark.md
 
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB).
 test: install
