@@ -249,7 +249,7 @@ def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, r
         con.execute("delete from raw.runs where collection_id = ? and run_id = ?", run_key)
         con.execute(
             """
-            insert into raw.rankings
+            insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score)
             select
                 ?, ?, question_id, doc_id,
                 cast(row_number() over (

@@ -110,7 +110,7 @@ def replace_run(
         # Column-wise lists unnest together in one statement: a bulk insert with no Python loop over rows.
         con.execute(
             """
-            insert into raw.rankings
+            insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score)
             select ?, ?, unnest(?::varchar[]), unnest(?::varchar[]), unnest(?::integer[]), unnest(?::double[])
             """,
             [*key, list(ranking.question_ids), list(ranking.doc_ids), list(ranking.ranks), list(ranking.scores)],
