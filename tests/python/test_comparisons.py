@@ -1,0 +1,152 @@
+"""Comparisons on a small hand-made collection: a baseline and two candidate runs whose every number is known."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from conftest import Warehouse
+from import_trec import main as import_trec
+
+# one relevant doc ("rel") per question; each run puts it at these ranks (None: not retrieved)
+BASELINE_RANKS = {"q1": 1, "q2": 2, "q3": 3, "q4": 1, "q5": None}
+BETTER_RANKS = {"q1": 1, "q2": 1, "q3": 1, "q4": 2, "q5": 1}
+WORSE_RANKS = {"q1": 3, "q2": 2, "q3": None, "q4": 1, "q5": None}
+VARS = "{baseline_run_id: base, k_values: [2], gated_collection_id: pair, gated_run_ids: [better]}"
+
+
+def ndcg_at_2(rank: int | None) -> float:
+    return 1 / math.log2(rank + 1) if rank is not None and rank <= 2 else 0.0
+
+
+def write_run(path: Path, ranks: dict[str, int | None]) -> Path:
+    lines = []
+    for question_id, rank in ranks.items():
+        docs = [f"other{i}" for i in range(4)]
+        if rank is not None:
+            docs.insert(rank - 1, "rel")
+        lines += [f"{question_id} Q0 {doc} {i} {10 - i} t" for i, doc in enumerate(docs, start=1)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def compared(warehouse: Warehouse, tmp_path: Path) -> Warehouse:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 rel 1\n" for q in BASELINE_RANKS))
+    db = ["--db", str(warehouse.db_path)]
+    assert import_trec(["--collection", "pair", "--qrels", str(qrels), *db]) == 0
+    for run_id, ranks in (("base", BASELINE_RANKS), ("better", BETTER_RANKS), ("worse", WORSE_RANKS)):
+        run = write_run(tmp_path / f"{run_id}.txt", ranks)
+        assert import_trec(["--collection", "pair", "--run", str(run), "--run-id", run_id, *db]) == 0
+    assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0  # the docent collection too
+    return warehouse
+
+
+def test_question_comparisons_and_counts_are_exact(compared: Warehouse) -> None:
+    compared.build("--exclude", "tag:lesson_golden", "--vars", VARS)
+    rows = compared.rows(
+        "select run_id, question_id, run_value, baseline_value, difference, outcome from question_comparisons "
+        "where collection_id = 'pair' and metric = 'ndcg' order by run_id, question_id"
+    )
+    expected = []
+    for run_id, ranks in (("better", BETTER_RANKS), ("worse", WORSE_RANKS)):
+        for question_id in sorted(ranks):
+            run_value, base_value = ndcg_at_2(ranks[question_id]), ndcg_at_2(BASELINE_RANKS[question_id])
+            outcome = "win" if run_value > base_value else "loss" if run_value < base_value else "tie"
+            expected.append((run_id, question_id, run_value, base_value, run_value - base_value, outcome))
+    assert rows == expected
+    counts = compared.rows(
+        "select run_id, wins, ties, losses, n_questions from run_comparisons "
+        "where collection_id = 'pair' and metric = 'ndcg' order by run_id"
+    )
+    assert counts == [("better", 3, 1, 1, 5), ("worse", 0, 4, 1, 5)]
+    leaderboard = compared.rows(
+        "select run_id, ndcg_rank, ndcg_vs_baseline from run_leaderboard where collection_id = 'pair' order by 1"
+    )
+    base_mean = sum(map(ndcg_at_2, BASELINE_RANKS.values())) / 5
+    assert [row[:2] for row in leaderboard] == [("base", 2), ("better", 1), ("worse", 3)]
+    assert leaderboard[1][2] == pytest.approx(sum(map(ndcg_at_2, BETTER_RANKS.values())) / 5 - base_mean, abs=1e-15)
+
+
+def exact_sign_flip_p_value(differences: np.ndarray) -> float:
+    """Independent of scipy: enumerate all 2^n sign flips of the paired differences (two-sided, as scipy:
+    twice the smaller one-sided p-value, capped at 1)."""
+    observed = differences.mean()
+    means = np.array([(differences * signs).mean() for signs in itertools.product([1, -1], repeat=len(differences))])
+    close = np.isclose(means, observed, rtol=1e-14, atol=0)
+    less = np.mean((means <= observed) | close)
+    greater = np.mean((means >= observed) | close)
+    return min(1.0, 2 * min(less, greater))
+
+
+def test_p_values_match_scipy_and_an_exact_enumeration(compared: Warehouse) -> None:
+    compared.build("--exclude", "tag:lesson_golden", "--vars", VARS)
+    got = {
+        (row[0], row[1]): row[2:]
+        for row in compared.rows(
+            "select run_id, metric, t_statistic, t_p_value, randomization_p_value, is_exact_randomization, "
+            "t_p_value_holm, randomization_p_value_holm from run_comparisons where collection_id = 'pair'"
+        )
+    }
+    base = np.array([ndcg_at_2(r) for r in BASELINE_RANKS.values()])
+    p_values = {}
+    for run_id, ranks in (("better", BETTER_RANKS), ("worse", WORSE_RANKS)):
+        run = np.array([ndcg_at_2(r) for r in ranks.values()])
+        t = stats.ttest_rel(run, base)
+        t_stat, t_p, random_p, is_exact, _, _ = got[(run_id, "ndcg")]
+        assert (t_stat, t_p) == pytest.approx((t.statistic, t.pvalue), abs=1e-12)
+        assert is_exact  # 2^5 = 32 <= 10,000 permutations
+        assert random_p == pytest.approx(exact_sign_flip_p_value(run - base), abs=1e-12)
+        p_values[run_id] = (t_p, random_p)
+    # Holm-Bonferroni over the two runs compared with the baseline: smallest p times 2, then monotone
+    for column, index in (("t", 0), ("randomization", 1)):
+        small, large = sorted(p_values, key=lambda run_id: p_values[run_id][index])
+        adjusted_small = min(1.0, 2 * p_values[small][index])
+        adjusted_large = min(1.0, max(adjusted_small, p_values[large][index]))
+        position = 4 if column == "t" else 5
+        assert got[(small, "ndcg")][position] == pytest.approx(adjusted_small, abs=1e-12)
+        assert got[(large, "ndcg")][position] == pytest.approx(adjusted_large, abs=1e-12)
+
+
+def test_the_randomization_test_samples_with_a_fixed_seed_when_not_exact(compared: Warehouse) -> None:
+    # 2^5 > 16 permutations: sampled, so the value depends on the seed and must be the same every build
+    vars_ = VARS[:-1] + ", n_permutations: 16}"
+    compared.build("--exclude", "tag:lesson_golden", "--vars", vars_)
+    first = compared.rows("select run_id, metric, randomization_p_value, n_permutations, is_exact_randomization "
+                          "from run_comparisons where collection_id = 'pair' order by 1, 2")
+    assert {row[3:] for row in first} == {(16, False)}
+    compared.build("--exclude", "tag:lesson_golden", "--vars", vars_)
+    assert compared.rows("select run_id, metric, randomization_p_value, n_permutations, is_exact_randomization "
+                         "from run_comparisons where collection_id = 'pair' order by 1, 2") == first
+
+
+def test_regression_gate_passes_for_a_better_run(compared: Warehouse) -> None:
+    result = compared.build("--exclude", "tag:lesson_golden", "--vars", VARS)
+    gates = [r for r in result.result if r.node.name.startswith("no_regression_vs_baseline")]
+    assert len(gates) == 2 and all(str(r.status) == "pass" for r in gates)
+
+
+def test_regression_gate_fails_the_build_and_names_the_questions(compared: Warehouse) -> None:
+    result = compared.dbt(
+        "build", "--exclude", "tag:lesson_golden", "--vars", VARS.replace("[better]", "[better, worse]")
+    )
+    assert not result.success
+    gates = [r for r in result.result if r.node.name.startswith("no_regression_vs_baseline")]
+    assert len(gates) == 2 and all(str(r.status) == "fail" for r in gates)
+    failing = compared.rows(
+        "select run_id, measure, question_id, baseline_value, run_value, difference "
+        "from dbt_test__audit.regression_gate_ndcg_at_2 order by question_id"
+    )
+    # worse loses only q1 at NDCG@2 (rank 1 -> 3); its other questions tie, so they are not named
+    expected = [
+        ("worse", "ndcg@2", q, ndcg_at_2(BASELINE_RANKS[q]), ndcg_at_2(WORSE_RANKS[q]),
+         ndcg_at_2(WORSE_RANKS[q]) - ndcg_at_2(BASELINE_RANKS[q]))
+        for q in sorted(BASELINE_RANKS) if ndcg_at_2(WORSE_RANKS[q]) < ndcg_at_2(BASELINE_RANKS[q])
+    ]
+    assert failing == expected and [row[2] for row in failing] == ["q1"]
