@@ -16,6 +16,7 @@ joined as (
         rankings.question_id,
         rankings.doc_id,
         rankings.rank,
+        rankings.matched_terms,
         relevant_judgments.relevance
     from rankings
     inner join relevant_judgments

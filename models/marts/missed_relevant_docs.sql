@@ -46,7 +46,8 @@ relevant_docs_at_k as (
 missed as (
     select
         relevant_docs_at_k.*,
-        relevant_retrieved.rank as doc_rank
+        relevant_retrieved.rank as doc_rank,
+        relevant_retrieved.matched_terms as doc_matched_terms
     from relevant_docs_at_k
     left join relevant_retrieved
         on relevant_docs_at_k.collection_id = relevant_retrieved.collection_id
@@ -64,7 +65,10 @@ outranking as (
         missed.k,
         missed.question_id,
         missed.doc_id,
-        {{ ordered_string_agg('rankings.doc_id', 'rankings.rank') }} as outranking_doc_ids
+        {{ ordered_string_agg('rankings.doc_id', 'rankings.rank') }} as outranking_doc_ids,
+        {{ ordered_string_agg(
+            "rankings.doc_id || coalesce(' [' || rankings.matched_terms || ']', '')", 'rankings.rank', '; '
+        ) }} as outranking_matches
     from missed
     inner join rankings
         on missed.collection_id = rankings.collection_id
@@ -86,6 +90,12 @@ select
     missed.doc_rank,
     cast(coalesce(missed.doc_rank - 1, missed.n_retrieved) as integer) as n_outranking_docs,
     outranking.outranking_doc_ids,
+    missed.doc_matched_terms,
+    outranking.outranking_matches,
+    missed.doc_id
+        || coalesce(' (rank ' || cast(missed.doc_rank as varchar) || ')', ' (not retrieved)')
+        || coalesce(' [' || missed.doc_matched_terms || ']', '')
+        || coalesce(' was outranked by ' || outranking.outranking_matches, '') as explanation,
     missed.question_recall,
     missed.question_ndcg,
     run_metrics.n_questions,

@@ -9,7 +9,8 @@ renamed as (
         cast(question_id as varchar) as question_id,
         cast(doc_id as varchar) as doc_id,
         cast(rank as integer) as rank,
-        cast(score as double) as score
+        cast(score as double) as score,
+        cast(matched_terms as varchar) as matched_terms
     from source
 )
 
