@@ -29,11 +29,14 @@
     list_sum(list({{ expression }} order by {{ order_by }}))
 {%- endmacro %}
 
-{#- Comma-separated list of a text column, in `order_by` order. -#}
-{% macro ordered_string_agg(expression, order_by, separator=', ') -%}
-    {{ return(adapter.dispatch('ordered_string_agg', 'retrieval_metrics')(expression, order_by, separator)) }}
+{#- Running concatenation: for each row, `expression` of every row of its partition up to and including it,
+    in `order_by` order, joined by `separator`. -#}
+{% macro running_string_agg(expression, separator, partition_by, order_by) -%}
+    {{ return(adapter.dispatch('running_string_agg', 'retrieval_metrics')(expression, separator, partition_by, order_by)) }}
 {%- endmacro %}
 
-{% macro default__ordered_string_agg(expression, order_by, separator) -%}
-    string_agg({{ expression }}, '{{ separator }}' order by {{ order_by }})
+{% macro default__running_string_agg(expression, separator, partition_by, order_by) -%}
+    string_agg({{ expression }}, '{{ separator }}') over (
+        partition by {{ partition_by }} order by {{ order_by }} rows between unbounded preceding and current row
+    )
 {%- endmacro %}

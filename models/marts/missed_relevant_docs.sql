@@ -57,7 +57,22 @@ missed as (
     where relevant_retrieved.rank is null or relevant_retrieved.rank > relevant_docs_at_k.k
 ),
 
--- the docs ranked above each missed doc (all the run returned, if it never returned the missed doc)
+-- for each rank r <= the listing cap: the docs at ranks 1..r, best first (one short row per listed rank,
+-- so a missed doc at rank d picks the row r = d - 1 instead of aggregating its own copy of them)
+outranking_prefixes as (
+    select
+        collection_id,
+        run_id,
+        question_id,
+        rank,
+        {{ running_string_agg('doc_id', ', ', 'collection_id, run_id, question_id', 'rank') }} as outranking_doc_ids,
+        {{ running_string_agg(
+            "doc_id || coalesce(' [' || matched_terms || ']', '')", '; ', 'collection_id, run_id, question_id', 'rank'
+        ) }} as outranking_matches
+    from rankings
+    where rank <= {{ var('max_outranking_docs_listed') }}
+),
+
 outranking as (
     select
         missed.collection_id,
@@ -65,18 +80,17 @@ outranking as (
         missed.k,
         missed.question_id,
         missed.doc_id,
-        {{ ordered_string_agg('rankings.doc_id', 'rankings.rank') }} as outranking_doc_ids,
-        {{ ordered_string_agg(
-            "rankings.doc_id || coalesce(' [' || rankings.matched_terms || ']', '')", 'rankings.rank', '; '
-        ) }} as outranking_matches
+        outranking_prefixes.outranking_doc_ids,
+        outranking_prefixes.outranking_matches
     from missed
-    inner join rankings
-        on missed.collection_id = rankings.collection_id
-        and missed.run_id = rankings.run_id
-        and missed.question_id = rankings.question_id
-        and rankings.rank < coalesce(missed.doc_rank, missed.n_retrieved + 1)
-        and rankings.rank <= {{ var('max_outranking_docs_listed') }}
-    group by missed.collection_id, missed.run_id, missed.k, missed.question_id, missed.doc_id
+    inner join outranking_prefixes
+        on missed.collection_id = outranking_prefixes.collection_id
+        and missed.run_id = outranking_prefixes.run_id
+        and missed.question_id = outranking_prefixes.question_id
+        -- all the docs above the missed one (all the run returned, if it never returned it), capped
+        and outranking_prefixes.rank = least(
+            coalesce(missed.doc_rank - 1, missed.n_retrieved), {{ var('max_outranking_docs_listed') }}
+        )
 )
 
 select
