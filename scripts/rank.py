@@ -1,9 +1,16 @@
-"""Rank every golden question of the Docent collection with a built-in retriever and write it as one run.
+"""Rank every golden question of the Docent collection with built-in retrievers and write one run per retriever.
 
-    python scripts/rank.py --retriever keyword_overlap [--run-id ID] [--db PATH]
+    python scripts/rank.py --retriever NAME [--run-id ID] [--db PATH]
+    python scripts/rank.py --all [--db PATH]
 
-The full ranking of every document goes to raw.rankings and one row to raw.runs, replacing that run only,
-in one transaction. Bad arguments or seed files give one line on stderr, exit 2, and write nothing.
+Retrievers: keyword_overlap (the lesson's), keyword_normalized, bm25, and dense (its packages come from
+`make install-dense`). --all ranks with every installed retriever, each run named after it; without the
+dense packages it says in one line that dense was skipped, and why.
+
+Each run's full ranking of every document goes to raw.rankings and one row to raw.runs, replacing that run
+only, in one transaction per run. A dense run also caches the document embeddings in raw.doc_embeddings in
+that same transaction, and reuses them while a document's title and text are unchanged. Bad arguments or
+seed files give one line on stderr, exit 2, and write nothing.
 """
 
 from __future__ import annotations
@@ -11,63 +18,153 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
-from retrievers import RETRIEVERS
+from retrievers import (
+    DENSE,
+    LEXICAL_RETRIEVERS,
+    RETRIEVER_NAMES,
+    Document,
+    Encoder,
+    ScoredDoc,
+    dense,
+    dense_parameters,
+    doc_text,
+    load_dense_encoder,
+)
 from seed_files import read_documents, read_questions
-from warehouse import SEEDS_DIR, InputError, Ranking, check_identifier, database_path, replace_run
+from warehouse import (
+    SEEDS_DIR,
+    InputError,
+    Ranking,
+    cached_doc_embeddings,
+    check_identifier,
+    database_path,
+    store_doc_embeddings,
+    transaction,
+    write_run,
+)
 
 COLLECTION_ID = "docent"
 
 
-def rank_collection(retriever_name: str, docs_csv: Path, questions_csv: Path) -> Ranking:
-    """Run one retriever over every question; ranks are 1..N in the retriever's order."""
-    retrieve, _ = RETRIEVERS[retriever_name]
-    docs = read_documents(docs_csv)
-    question_ids: list[str] = []
-    doc_ids: list[str] = []
-    ranks: list[int] = []
-    scores: list[float] = []
-    for question_id, question in read_questions(questions_csv):
-        for position, scored in enumerate(retrieve(question, docs), start=1):
-            question_ids.append(question_id)
-            doc_ids.append(scored.doc_id)
-            ranks.append(position)
-            scores.append(scored.score)
-    return Ranking(question_ids, doc_ids, ranks, scores)
+def to_ranking(question_ids: Sequence[str], rankings: Sequence[list[ScoredDoc]]) -> Ranking:
+    """Column-wise rows of per-question rankings; ranks are 1..N in the retriever's order."""
+    rows = [
+        (q, position, s)
+        for q, ranked in zip(question_ids, rankings, strict=True)
+        for position, s in enumerate(ranked, 1)
+    ]
+    reported = any(s.matched_terms is not None for _, _, s in rows)
+    return Ranking(
+        question_ids=[q for q, _, _ in rows],
+        doc_ids=[s.doc_id for _, _, s in rows],
+        ranks=[position for _, position, _ in rows],
+        scores=[s.score for _, _, s in rows],
+        matched_terms=[s.matched_terms for _, _, s in rows] if reported else None,
+    )
+
+
+def rank_lexical(name: str, docs: Sequence[Document], questions: Sequence[tuple[str, str]]) -> Ranking:
+    """One lexical retriever over every question."""
+    retrieve, _ = LEXICAL_RETRIEVERS[name]
+    return to_ranking([q for q, _ in questions], retrieve([text for _, text in questions], docs))
+
+
+def doc_embeddings(
+    con: duckdb.DuckDBPyConnection, encoder: Encoder, docs: Sequence[Document]
+) -> tuple[np.ndarray, int]:
+    """The docs' embeddings, one row each, and how many were computed: cached ones are reused, the missing or
+    stale ones (title or text changed) are computed and cached, in the caller's transaction."""
+    doc_ids = [d.doc_id for d in docs]
+    texts = [doc_text(d) for d in docs]
+    vectors = cached_doc_embeddings(con, COLLECTION_ID, encoder.model, doc_ids, texts)
+    missing = [i for i, doc_id in enumerate(doc_ids) if doc_id not in vectors]
+    if missing:
+        fresh = encoder.encode([texts[i] for i in missing]).tolist()
+        store_doc_embeddings(
+            con, COLLECTION_ID, encoder.model, [doc_ids[i] for i in missing], [texts[i] for i in missing], fresh
+        )
+        vectors.update(zip([doc_ids[i] for i in missing], fresh, strict=True))
+    return np.array([vectors[doc_id] for doc_id in doc_ids], dtype=np.float32), len(missing)
+
+
+def rank_dense(
+    con: duckdb.DuckDBPyConnection, encoder: Encoder, docs: Sequence[Document], questions: Sequence[tuple[str, str]]
+) -> tuple[Ranking, int]:
+    """The dense retriever over every question (questions are embedded now, docs through the cache), and how
+    many doc embeddings were computed."""
+    vectors, computed = doc_embeddings(con, encoder, docs)
+    question_vectors = encoder.encode([text for _, text in questions])
+    return to_ranking([q for q, _ in questions], dense(question_vectors, docs, vectors)), computed
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse the arguments, rank, write one run per retriever; 0 on success, 2 on bad input."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--retriever", required=True, choices=sorted(RETRIEVERS))
-    parser.add_argument("--run-id", help="run id to write (default: the retriever's name)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--retriever", choices=RETRIEVER_NAMES)
+    which.add_argument("--all", action="store_true", help="rank with every installed retriever, one run each")
+    parser.add_argument("--run-id", help="run id to write (default: the retriever's name); not with --all")
     parser.add_argument("--db", help="DuckDB file (default: $RETRIEVAL_DB, else retrieval.duckdb in the repo root)")
     parser.add_argument("--docs", type=Path, default=SEEDS_DIR / "docs.csv")
     parser.add_argument("--questions", type=Path, default=SEEDS_DIR / "golden_questions.csv")
     args = parser.parse_args(argv)
-    run_id = args.run_id if args.run_id is not None else args.retriever
+    names = list(RETRIEVER_NAMES) if args.all else [args.retriever]
     try:
-        check_identifier("run id", run_id)
-        ranking = rank_collection(args.retriever, args.docs, args.questions)
-        _, parameters = RETRIEVERS[args.retriever]
+        if args.all and args.run_id is not None:
+            raise InputError("--run-id names a single run: use it with --retriever, not --all")
+        run_id = args.run_id if args.run_id is not None else args.retriever
+        if run_id is not None:
+            check_identifier("run id", run_id)
+        docs = read_documents(args.docs)
+        questions = read_questions(args.questions)
+        encoder: Encoder | None = None
+        if DENSE in names:
+            try:
+                encoder = load_dense_encoder()
+            except ImportError as exc:
+                if not args.all:
+                    raise InputError(
+                        f"the dense retriever needs its packages: run `make install-dense` ({exc})"
+                    ) from None
+                print(f"rank.py: skipped dense: its packages are not installed ({exc}); `make install-dense` adds them")
+                names.remove(DENSE)
+        # Lexical rankings are computed before the database is opened: a failure there writes nothing.
+        lexical = {name: rank_lexical(name, docs, questions) for name in names if name != DENSE}
         with duckdb.connect(str(database_path(args.db))) as con:
-            written = replace_run(
-                con,
-                collection_id=COLLECTION_ID,
-                run_id=run_id,
-                retriever=args.retriever,
-                parameters=json.dumps(parameters, sort_keys=True),
-                ranking=ranking,
-            )
+            for name in names:
+                run = run_id or name
+                note = ""
+                with transaction(con):
+                    if name == DENSE and encoder is not None:
+                        ranking, computed = rank_dense(con, encoder, docs, questions)
+                        parameters = dense_parameters(encoder)
+                        note = f" ({computed} doc embeddings computed, {len(docs) - computed} reused)"
+                    else:
+                        ranking, parameters = lexical[name], LEXICAL_RETRIEVERS[name][1]
+                    written = write_run(
+                        con,
+                        collection_id=COLLECTION_ID,
+                        run_id=run,
+                        retriever=name,
+                        parameters=json.dumps(parameters, sort_keys=True),
+                        ranking=ranking,
+                    )
+                print(
+                    f"rank.py: wrote run {COLLECTION_ID}/{run}: {written} ranked docs for "
+                    f"{len(set(ranking.question_ids))} questions{note}"
+                )
     except InputError as exc:
         print(f"rank.py: error: {exc}", file=sys.stderr)
         return 2
     except duckdb.IOException as exc:
         print(f"rank.py: error: cannot open the database: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
-    print(f"rank.py: wrote run {COLLECTION_ID}/{run_id}: {written} ranked docs for {len(set(ranking.question_ids))} questions")
     return 0
 
 

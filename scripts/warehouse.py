@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,16 @@ create table if not exists raw.rankings (
     doc_id varchar not null,
     rank integer not null,
     score double
+);
+-- the question terms the doc matched, sorted and joined with ', ' (lexical retrievers; null otherwise)
+alter table raw.rankings add column if not exists matched_terms varchar;
+-- rank.py's cache of document embeddings: reused while the embedded text (title + ' ' + text) is unchanged
+create table if not exists raw.doc_embeddings (
+    collection_id varchar not null,
+    doc_id varchar not null,
+    model varchar not null,
+    text_sha256 varchar not null,
+    embedding float[] not null
 );
 create table if not exists raw.documents (
     collection_id varchar not null,
@@ -80,6 +91,66 @@ class Ranking:
     doc_ids: Sequence[str]
     ranks: Sequence[int]
     scores: Sequence[float]
+    # per row, the question terms the doc matched (any order; stored sorted and joined); None: not reported
+    matched_terms: Sequence[Collection[str] | None] | None = None
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One transaction with the raw schema in place: commit if the block succeeds, else roll back and re-raise."""
+    con.execute("begin transaction")
+    try:
+        con.execute(RAW_SCHEMA_DDL)
+        yield
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+
+
+def write_run(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    collection_id: str,
+    run_id: str,
+    retriever: str,
+    parameters: str,
+    ranking: Ranking,
+) -> int:
+    """Replace one run of one collection in raw.runs / raw.rankings, inside the caller's transaction.
+
+    Other runs are never touched. Returns the number of ranking rows written.
+    """
+    check_identifier("collection", collection_id)
+    check_identifier("run id", run_id)
+    key = [collection_id, run_id]
+    con.execute("delete from raw.rankings where collection_id = ? and run_id = ?", key)
+    con.execute("delete from raw.runs where collection_id = ? and run_id = ?", key)
+    con.execute(
+        """
+        insert into raw.runs (collection_id, run_id, retriever, parameters, created_at)
+        values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp))
+        """,
+        [collection_id, run_id, retriever, parameters],
+    )
+    matched = ranking.matched_terms if ranking.matched_terms is not None else [None] * len(ranking.ranks)
+    # Column-wise lists unnest together in one statement: a bulk insert with no Python loop over rows.
+    con.execute(
+        """
+        insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score, matched_terms)
+        select ?, ?, unnest(?::varchar[]), unnest(?::varchar[]), unnest(?::integer[]), unnest(?::double[]),
+            array_to_string(list_sort(unnest(?::varchar[][])), ', ')
+        """,
+        [
+            *key,
+            list(ranking.question_ids),
+            list(ranking.doc_ids),
+            list(ranking.ranks),
+            list(ranking.scores),
+            [None if terms is None else list(terms) for terms in matched],
+        ],
+    )
+    return len(ranking.doc_ids)
 
 
 def replace_run(
@@ -91,32 +162,54 @@ def replace_run(
     parameters: str,
     ranking: Ranking,
 ) -> int:
-    """Replace one run of one collection in raw.runs / raw.rankings in a single transaction.
+    """Replace one run of one collection in raw.runs / raw.rankings in a single transaction of its own.
 
     Other runs are never touched. Returns the number of ranking rows written.
     """
     check_identifier("collection", collection_id)
     check_identifier("run id", run_id)
-    con.execute("begin transaction")
-    try:
-        con.execute(RAW_SCHEMA_DDL)
-        key = [collection_id, run_id]
-        con.execute("delete from raw.rankings where collection_id = ? and run_id = ?", key)
-        con.execute("delete from raw.runs where collection_id = ? and run_id = ?", key)
-        con.execute(
-            "insert into raw.runs values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp))",
-            [collection_id, run_id, retriever, parameters],
+    with transaction(con):
+        return write_run(
+            con, collection_id=collection_id, run_id=run_id, retriever=retriever, parameters=parameters, ranking=ranking
         )
-        # Column-wise lists unnest together in one statement: a bulk insert with no Python loop over rows.
-        con.execute(
-            """
-            insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score)
-            select ?, ?, unnest(?::varchar[]), unnest(?::varchar[]), unnest(?::integer[]), unnest(?::double[])
-            """,
-            [*key, list(ranking.question_ids), list(ranking.doc_ids), list(ranking.ranks), list(ranking.scores)],
+
+
+def cached_doc_embeddings(
+    con: duckdb.DuckDBPyConnection, collection_id: str, model: str, doc_ids: Sequence[str], texts: Sequence[str]
+) -> dict[str, list[float]]:
+    """The cached embeddings (by doc id) of the docs whose embedded text is unchanged: same sha256, same model."""
+    rows = con.execute(
+        """
+        select d.doc_id, e.embedding
+        from (select unnest(?::varchar[]) as doc_id, unnest(?::varchar[]) as doc_text) as d
+        join raw.doc_embeddings as e
+            on e.collection_id = ? and e.model = ? and e.doc_id = d.doc_id and e.text_sha256 = sha256(d.doc_text)
+        """,
+        [list(doc_ids), list(texts), collection_id, model],
+    ).fetchall()
+    return {doc_id: embedding for doc_id, embedding in rows}
+
+
+def store_doc_embeddings(
+    con: duckdb.DuckDBPyConnection,
+    collection_id: str,
+    model: str,
+    doc_ids: Sequence[str],
+    texts: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+) -> None:
+    """Cache the embeddings of these docs' texts, replacing any stale row of the same (collection, doc, model)."""
+    con.execute(
+        "delete from raw.doc_embeddings where collection_id = ? and model = ? and list_contains(?::varchar[], doc_id)",
+        [collection_id, model, list(doc_ids)],
+    )
+    con.execute(
+        """
+        insert into raw.doc_embeddings (collection_id, doc_id, model, text_sha256, embedding)
+        select ?, doc_id, ?, sha256(doc_text), embedding
+        from (
+            select unnest(?::varchar[]) as doc_id, unnest(?::varchar[]) as doc_text, unnest(?::float[][]) as embedding
         )
-        con.execute("commit")
-    except BaseException:
-        con.execute("rollback")
-        raise
-    return len(ranking.doc_ids)
+        """,
+        [collection_id, model, list(doc_ids), list(texts), [list(e) for e in embeddings]],
+    )
