@@ -1,0 +1,62 @@
+"""Documentation reaches the warehouse: every mart and column is described, the descriptions are DuckDB comments
+that BI tools show, and `dbt docs generate` works offline."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from conftest import REPO_ROOT, Warehouse
+
+MARTS = ["question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "question_comparisons",
+         "run_comparisons"]
+
+
+@pytest.fixture(scope="module")
+def documented_models() -> dict[str, dict]:
+    models: dict[str, dict] = {}
+    for path in (REPO_ROOT / "models").rglob("*.yml"):
+        for model in yaml.safe_load(path.read_text()).get("models", []):
+            models[model["name"]] = model
+    return models
+
+
+def test_every_model_and_column_is_described_in_yaml(documented_models: dict[str, dict]) -> None:
+    sql_models = {p.stem for p in (REPO_ROOT / "models").rglob("*.sql")} | {
+        p.stem for p in (REPO_ROOT / "models").rglob("*.py")
+    }
+    assert sql_models <= set(documented_models), sql_models - set(documented_models)
+    for name, model in documented_models.items():
+        assert model.get("description"), name
+        assert all(column.get("description") for column in model["columns"]), name
+
+
+def test_marts_and_their_columns_are_duckdb_comments(warehouse: Warehouse, documented_models) -> None:
+    assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0
+    assert warehouse.rank("--retriever", "keyword_normalized").returncode == 0
+    warehouse.build()
+    table_comments = dict(warehouse.rows(
+        "select table_name, comment from duckdb_tables() where schema_name = 'main'"
+    ))
+    for mart in MARTS:
+        assert table_comments.get(mart), mart
+        columns = warehouse.rows(
+            "select column_name, comment from duckdb_columns() where schema_name = 'main' and table_name = ?", [mart]
+        )
+        documented = {c["name"] for c in documented_models[mart]["columns"]}
+        assert {name for name, _ in columns} == documented, mart
+        assert all(comment for _, comment in columns), [name for name, comment in columns if not comment]
+    # the formulas reach BI tools too, e.g. NDCG's
+    ndcg = warehouse.rows(
+        "select comment from duckdb_columns() where table_name = 'question_metrics' and column_name = 'ndcg'"
+    )[0][0]
+    assert "DCG@k / IDCG@k" in ndcg and "ndcg_cut_k" in ndcg
+
+    result = warehouse.dbt("docs", "generate")
+    assert result.success, result.exception
+    catalog = json.loads((warehouse.target_dir / "catalog.json").read_text())
+    nodes = {node["metadata"]["name"]: node for node in catalog["nodes"].values()}
+    assert set(MARTS) <= set(nodes)
+    assert nodes["run_metrics"]["columns"]["mrr"]["comment"]
