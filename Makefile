@@ -50,7 +50,7 @@ export: install
 # Side-by-side benchmark (10M run lines) against pytrec_eval, ranx and plain DuckDB SQL; see README.
 bench: install
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
-	$(BIN)/python scripts/benchmark.py --markdown benchmark.md
+	$(BIN)/python scripts/benchmark.py --markdown benchmarks/10m.md
 
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB).
 test: install
