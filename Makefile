@@ -5,10 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DENSE_STAMP := $(VENV)/.installed-dense
 export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
-DBT := $(BIN)/dbt --no-use-colors
-DBT_DIRS := --project-dir $(CURDIR) --profiles-dir $(CURDIR)
 
-.PHONY: install install-dense run rankings build scorecard sql export bench test clean
+.PHONY: install install-dense run rankings build scorecard sql export report bench test clean
 
 install: $(STAMP)
 
@@ -33,8 +31,11 @@ run: install rankings build scorecard
 rankings: install
 	$(BIN)/python scripts/rank.py --all
 
+# dbt build on $(RETRIEVAL_DB); only if it succeeds, publish serving.duckdb beside it (or $RETRIEVAL_SERVING_DB)
+# by an atomic rename. BI tools and notebooks read serving.duckdb read-only: a build never waits for them, and
+# they never see half a build. More dbt arguments: make build DBT_ARGS="--select run_metrics+"
 build: install
-	$(DBT) build $(DBT_DIRS)
+	$(BIN)/python scripts/build.py $(DBT_ARGS)
 
 scorecard: install
 	$(BIN)/python scripts/scorecard.py
@@ -46,6 +47,10 @@ sql: install
 # The marts as Parquet files in exports/ (see scripts/export_metrics.py for csv and trec_eval's -q layout)
 export: install
 	$(BIN)/python scripts/export_metrics.py --format parquet --out exports
+
+# A self-contained HTML report (charts embedded, opens offline) in report/index.html, the charts also as report/*.png
+report: install
+	$(BIN)/python scripts/report.py --out report
 
 # Side-by-side benchmark (10M run lines) against pytrec_eval, ranx and plain DuckDB SQL; see README.
 bench: install

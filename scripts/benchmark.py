@@ -14,6 +14,8 @@ around the child, peak RSS its ru_maxrss from os.wait4. Peers:
 
 The parent stays small on purpose (no numpy or duckdb import here; generation runs in a child too): a child
 started from a process that once held N MB reports ru_maxrss >= N, so a fat parent would inflate every peer.
+(It imports tqdm, about 18 MB in all, far below any peer's own peak: ru_maxrss is a high-water mark.)
+On a terminal a progress bar over the peers runs on stderr; in a pipe or under CI, one line per peer.
 ranx needs `pip install -r requirements-bench.txt -c constraints.txt`; without it that peer is skipped.
 """
 
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import cast
+
+from progress import interactive, progress
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PEERS = ("ours", "pytrec_eval", "ranx", "duckdb_sql")
@@ -461,9 +465,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"benchmark: data in {data_dir}")
     results = []
-    for peer in peers:
-        print(f"benchmark: running {peer} ...", flush=True)
-        results.append(run_peer(peer, data_dir, workdir))
+    with progress(peers, desc="benchmark", unit="peer") as bar:
+        for peer in bar:
+            bar.set_postfix_str(peer)
+            if not interactive():
+                print(f"benchmark: running {peer} ...", flush=True)
+            results.append(run_peer(peer, data_dir, workdir))
     print()
     print(text_table(results, args.baseline))
     checks = agreement_lines(results)

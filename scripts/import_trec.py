@@ -9,7 +9,9 @@ Files are read in bulk by DuckDB; ids stay text exactly as written ("7", "07" an
 ranked once, here, as trec_eval ranks it: score descending (as a 32-bit float), ties by docno descending
 compared as strings; the file's rank column is ignored. Judgments replace the collection's judgments; a run
 replaces that run only. Everything is written in one transaction: on any error the database is left exactly
-as it was, and one line on stderr names the file and line (or key) at fault.
+as it was, and one line on stderr names the file and line (or key) at fault (or, for a database another
+process holds, that process). On a terminal a progress bar over the stages (parse, check, rank, write) shows
+each stage's rows and rows/s on stderr; in a pipe or under CI, only the one summary line.
 """
 
 from __future__ import annotations
@@ -19,12 +21,24 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 
 import duckdb
+from tqdm import tqdm
 
-from warehouse import RAW_SCHEMA_DDL, SEEDED_COLLECTION, InputError, check_identifier, database_path
+from progress import progress
+from warehouse import (
+    RAW_SCHEMA_DDL,
+    SEEDED_COLLECTION,
+    InputError,
+    check_identifier,
+    connect,
+    database_error,
+    database_path,
+)
 
 RUN_FIELDS = ["question_id", "q0", "doc_id", "file_rank", "score", "tag"]
 QRELS_FIELDS = ["question_id", "iteration", "doc_id", "relevance"]
@@ -124,9 +138,72 @@ def check_unique(con: duckdb.DuckDBPyConnection, path: Path, table: str, what: s
         raise InputError(f"{at(path, line)}: duplicate {what} for question {question_id!r}, doc {doc_id!r}")
 
 
+class Stages:
+    """The import's stages (parse, check, rank, write) as a progress bar on a terminal: the postfix names the
+    stage running, on how many rows, and the rows per second of the stage before it; at the end, the whole
+    import's rows and rows per second. Silent in a pipe or under CI (see progress.progress)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.bar = progress(total=len(names), desc="import_trec.py", unit="stage")
+        self.name: str | None = None
+        self.rows: int | None = None
+        self.started = self.first_started = time.perf_counter()
+        self.last = ""  # "check: 10,000 rows at 1.2M rows/s"
+        self.total_rows = 0
+
+    def begin(self, name: str, rows: int | None = None) -> None:
+        """End the current stage (if any) and start the next one, on `rows` rows when known."""
+        self.end()
+        self.name, self.rows, self.started = name, rows, time.perf_counter()
+        running = name if rows is None else f"{name}: {rows:,} rows"
+        self.bar.set_postfix_str(f"{running} | {self.last}" if self.last else running)
+
+    def count(self, rows: int) -> None:
+        """The current stage's row count, once known (parse learns it as it goes)."""
+        self.rows = rows
+        self.total_rows = max(self.total_rows, rows)
+
+    def end(self) -> None:
+        if self.name is None:
+            return
+        if self.rows is not None:
+            self.last = f"{self.name}: {self.rows:,} rows at {per_second(self.rows, self.started)}"
+        self.bar.update(1)
+        self.name = None
+
+    def __enter__(self) -> Stages:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if kind is None:
+            self.end()
+            self.bar.set_postfix_str(f"{self.total_rows:,} rows at {per_second(self.total_rows, self.first_started)}")
+        else:
+            self.bar.leave = False  # an error: clear the bar, the one-line message follows
+        self.bar.close()
+
+
+def per_second(rows: int, since: float) -> str:
+    """'3.2M rows/s': rows over the seconds since `since`."""
+    rate = rows / max(time.perf_counter() - since, 1e-9)
+    return f"{tqdm.format_sizeof(rate, divisor=1000)} rows/s"
+
+
+def parse_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """TREC qrels (qid iter docno rel) -> temp table qrels_text, as text. Returns the row count."""
+    return load_fields(con, path, QRELS_FIELDS, ["question_id", "doc_id", "relevance"], "qrels_text")
+
+
 def load_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """TREC qrels (qid iter docno rel) -> temp table qrels_in (question_id, doc_id, relevance)."""
-    load_fields(con, path, QRELS_FIELDS, ["question_id", "doc_id", "relevance"], "qrels_text")
+    parse_trec_qrels(con, path)
+    check_trec_qrels(con, path)
+
+
+def check_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """qrels_text -> qrels_in, checked: integer grades, one judgment per (question, doc)."""
     bad = con.execute(f"select question_id, doc_id, relevance from qrels_text where {SQL_BAD_GRADE} limit 1").fetchone()
     if bad:
         line = line_of(path, lambda p: len(p) == 4 and not INTEGER.match(p[3]))
@@ -138,12 +215,23 @@ def load_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     )
 
 
+def parse_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> int:
+    """TREC run (qid Q0 docno rank score tag) -> temp table run_text (question_id, doc_id, score), as text.
+    Returns the row count."""
+    return load_fields(con, path, RUN_FIELDS, ["question_id", "doc_id", "score"], "run_text")
+
+
 def load_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
     """TREC run (qid Q0 docno rank score tag) -> temp table run_text (question_id, doc_id, score), checked.
 
     Returns the run's tag (the last field of its first line): the name of the system that produced it.
     """
-    load_fields(con, path, RUN_FIELDS, ["question_id", "doc_id", "score"], "run_text")
+    parse_trec_run(con, path)
+    return check_trec_run(con, path)
+
+
+def check_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+    """run_text checked: finite scores, one line per (question, doc). Returns the run's tag."""
     bad = con.execute(f"select score from run_text where {SQL_BAD_SCORE} limit 1").fetchone()
     if bad:
         line = line_of(path, lambda p: len(p) == 6 and not (NUMBER.match(p[4]) and p[4].lower() not in {"nan"}))
@@ -153,16 +241,31 @@ def load_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
         return next(line for line in handle if line.strip()).split()[-1]
 
 
+def beir_files(folder: Path, split: str) -> tuple[Path, Path, Path]:
+    """A BEIR folder's corpus.jsonl, queries.jsonl and qrels/<split>.tsv."""
+    return folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
+
+
+BEIR_JSON = (
+    ("documents_in", "{'_id': 'varchar', 'title': 'varchar', 'text': 'varchar'}"),
+    ("questions_in", "{'_id': 'varchar', 'text': 'varchar'}"),
+)
+
+
 def load_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> None:
     """A BEIR folder -> temp tables documents_in, questions_in, qrels_in."""
-    corpus, queries, qrels = folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / f"{split}.tsv"
+    parse_beir(con, folder, split)
+    check_beir(con, folder, split)
+
+
+def parse_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> int:
+    """A BEIR folder -> temp tables documents_in, questions_in, qrels_text. Returns the rows read."""
+    corpus, queries, qrels = beir_files(folder, split)
     for path in (corpus, queries, qrels):
         if not path.is_file():
             raise InputError(f"{path}: no such file (a BEIR folder has corpus.jsonl, queries.jsonl, qrels/{split}.tsv)")
-    for path, table, columns in (
-        (corpus, "documents_in", "{'_id': 'varchar', 'title': 'varchar', 'text': 'varchar'}"),
-        (queries, "questions_in", "{'_id': 'varchar', 'text': 'varchar'}"),
-    ):
+    rows = 0
+    for path, (table, columns) in zip((corpus, queries), BEIR_JSON, strict=True):
         try:
             con.execute(
                 f"create or replace temp table {table} as select * from read_json({sql_string(str(path))}, "
@@ -170,15 +273,10 @@ def load_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> None:
             )
         except duckdb.Error as exc:
             raise InputError(f"{path}: not valid JSON lines ({str(exc).splitlines()[0]})") from None
-        if con.execute(f"select count(*) from {table}").fetchone()[0] == 0:
+        count = con.execute(f"select count(*) from {table}").fetchone()[0]
+        if count == 0:
             raise InputError(f"{path}: empty file")
-        problem = con.execute(
-            f"select _id, count(*) from {table} group by _id having _id is null or count(*) > 1 limit 1"
-        ).fetchone()
-        if problem:
-            key = problem[0]
-            line = beir_line_of(path, key)
-            raise InputError(f"{at(path, line)}: " + ("missing _id" if key is None else f"duplicate _id {key!r}"))
+        rows += count
     try:
         con.execute(
             f"create or replace temp table qrels_text as select * from read_csv({sql_string(str(qrels))}, "
@@ -187,6 +285,20 @@ def load_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> None:
         )
     except duckdb.Error as exc:
         raise InputError(f"{qrels}: expected 3 tab-separated columns ({str(exc).splitlines()[0]})") from None
+    return rows + con.execute("select count(*) from qrels_text").fetchone()[0]
+
+
+def check_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> None:
+    """The BEIR temp tables checked (one record per _id, integer grades, one judgment per pair) -> qrels_in."""
+    corpus, queries, qrels = beir_files(folder, split)
+    for path, (table, _) in zip((corpus, queries), BEIR_JSON, strict=True):
+        problem = con.execute(
+            f"select _id, count(*) from {table} group by _id having _id is null or count(*) > 1 limit 1"
+        ).fetchone()
+        if problem:
+            key = problem[0]
+            line = beir_line_of(path, key)
+            raise InputError(f"{at(path, line)}: " + ("missing _id" if key is None else f"duplicate _id {key!r}"))
     bad = con.execute(
         f"select relevance from qrels_text where question_id is null or doc_id is null or {SQL_BAD_GRADE} limit 1"
     ).fetchone()
@@ -219,32 +331,27 @@ def beir_line_of(path: Path, key: str | None) -> int | None:
 
 
 def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, run_path: Path | None,
-          run_tag: str | None, judgments: str | None) -> str:
-    """Replace the collection's judgments (if loaded) and/or one run, in the current transaction."""
+          run_tag: str | None, judgments: str | None, stages: Stages | None = None) -> str:
+    """Replace the collection's judgments (if loaded) and/or one run, in the current transaction.
+
+    The run is ranked first (stage "rank": the ranking is computed as it is inserted), then everything else is
+    written (stage "write"; the caller's commit belongs to it too).
+    """
     con.execute(RAW_SCHEMA_DDL)
     key = [collection]
     summary: list[str] = []
-    if judgments:
-        for table in ("qrels", "questions", "documents"):
-            con.execute(f"delete from raw.{table} where collection_id = ?", key)
-        con.execute("insert into raw.qrels select ?, question_id, doc_id, relevance from qrels_in", key)
-        n_qrels, n_questions = con.execute("select count(*), count(distinct question_id) from qrels_in").fetchone()
-        summary.append(f"{n_qrels} judgments for {n_questions} questions")
-        if judgments == "beir":
-            # only the questions judged in this split: the others are not part of the evaluation
-            con.execute(
-                "insert into raw.questions select ?, _id, text from questions_in "
-                "where _id in (select question_id from qrels_in)",
-                key,
-            )
-            con.execute("insert into raw.documents select ?, _id, title, text from documents_in", key)
-            summary.append(f"{con.execute('select count(*) from documents_in').fetchone()[0]} documents")
-    elif collection != SEEDED_COLLECTION and not con.execute(
-        "select count(*) from raw.qrels where collection_id = ?", key
-    ).fetchone()[0]:
+    if (
+        not judgments
+        and collection != SEEDED_COLLECTION
+        and not con.execute("select count(*) from raw.qrels where collection_id = ?", key).fetchone()[0]
+    ):
         raise InputError(f"collection {collection!r} has no judgments yet: import --qrels (or --beir) first")
+    run_summary = None
     if run_id and run_path:
         run_key = [collection, run_id]
+        n_rows = con.execute("select count(*) from run_text").fetchone()[0]
+        if stages:
+            stages.begin("rank", n_rows)
         con.execute("delete from raw.rankings where collection_id = ? and run_id = ?", run_key)
         con.execute("delete from raw.runs where collection_id = ? and run_id = ?", run_key)
         con.execute(
@@ -260,13 +367,31 @@ def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, r
             """,
             run_key,
         )
-        n_rows = con.execute("select count(*) from run_text").fetchone()[0]
         parameters = json.dumps({"format": "trec", "source": run_path.name, "tag": run_tag}, sort_keys=True)
         con.execute(
             "insert into raw.runs values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp))",
             [*run_key, run_tag, parameters],
         )
-        summary.append(f"run {run_id}: {n_rows} ranked docs")
+        run_summary = f"run {run_id}: {n_rows} ranked docs"
+    if stages:
+        stages.begin("write")
+    if judgments:
+        for table in ("qrels", "questions", "documents"):
+            con.execute(f"delete from raw.{table} where collection_id = ?", key)
+        con.execute("insert into raw.qrels select ?, question_id, doc_id, relevance from qrels_in", key)
+        n_qrels, n_questions = con.execute("select count(*), count(distinct question_id) from qrels_in").fetchone()
+        summary.append(f"{n_qrels} judgments for {n_questions} questions")
+        if judgments == "beir":
+            # only the questions judged in this split: the others are not part of the evaluation
+            con.execute(
+                "insert into raw.questions select ?, _id, text from questions_in "
+                "where _id in (select question_id from qrels_in)",
+                key,
+            )
+            con.execute("insert into raw.documents select ?, _id, title, text from documents_in", key)
+            summary.append(f"{con.execute('select count(*) from documents_in').fetchone()[0]} documents")
+    if run_summary:
+        summary.append(run_summary)
     return "; ".join(summary)
 
 
@@ -292,20 +417,34 @@ def main(argv: list[str] | None = None) -> int:
             check_identifier("run id", args.run_id)
         if bool(args.run) != (args.run_id is not None):
             raise InputError("--run and --run-id go together")
-        with duckdb.connect(str(database_path(args.db)), config={"memory_limit": memory_limit()}) as con:
+        stage_names = ["parse", "check", *(["rank"] if args.run else []), "write"]
+        with (
+            connect(database_path(args.db), config={"memory_limit": memory_limit()}) as con,
+            Stages(stage_names) as stages,
+        ):
             # Parse and check into temp tables first (a failed read may abort a transaction), then write
             # everything in one transaction.
+            stages.begin("parse")
+            n_rows = 0
+            if args.qrels:
+                n_rows += parse_trec_qrels(con, args.qrels)
+            elif args.beir:
+                n_rows += parse_beir(con, args.beir, args.split)
+            if args.run:
+                n_rows += parse_trec_run(con, args.run)
+            stages.count(n_rows)
+            stages.begin("check", n_rows)
             judgments = None
             if args.qrels:
-                load_trec_qrels(con, args.qrels)
+                check_trec_qrels(con, args.qrels)
                 judgments = "trec"
             elif args.beir:
-                load_beir(con, args.beir, args.split)
+                check_beir(con, args.beir, args.split)
                 judgments = "beir"
-            run_tag = load_trec_run(con, args.run) if args.run else None
+            run_tag = check_trec_run(con, args.run) if args.run else None
             con.execute("begin transaction")
             try:
-                summary = write(con, args.collection, args.run_id, args.run, run_tag, judgments)
+                summary = write(con, args.collection, args.run_id, args.run, run_tag, judgments, stages)
                 con.execute("commit")
             except BaseException:
                 con.execute("rollback")
@@ -314,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"import_trec.py: error: {exc}", file=sys.stderr)
         return 2
     except duckdb.IOException as exc:
-        print(f"import_trec.py: error: cannot open the database: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(database_error("import_trec.py", database_path(args.db), exc), file=sys.stderr)
         return 2
     print(f"import_trec.py: collection {args.collection}: {summary}")
     return 0

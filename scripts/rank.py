@@ -10,7 +10,9 @@ dense packages it says in one line that dense was skipped, and why.
 Each run's full ranking of every document goes to raw.rankings and one row to raw.runs, replacing that run
 only, in one transaction per run. A dense run also caches the document embeddings in raw.doc_embeddings in
 that same transaction, and reuses them while a document's title and text are unchanged. Bad arguments or
-seed files give one line on stderr, exit 2, and write nothing.
+seed files give one line on stderr, exit 2, and write nothing; so does a database another process holds (the
+line names that process). On a terminal a progress bar runs on stderr; in a pipe or under CI, only the one
+line per run.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from retrievers import (
     doc_text,
     load_dense_encoder,
 )
+from progress import progress
 from seed_files import read_documents, read_questions
 from warehouse import (
     SEEDS_DIR,
@@ -43,6 +46,8 @@ from warehouse import (
     Ranking,
     cached_doc_embeddings,
     check_identifier,
+    connect,
+    database_error,
     database_path,
     store_doc_embeddings,
     transaction,
@@ -134,36 +139,46 @@ def main(argv: list[str] | None = None) -> int:
                     ) from None
                 print(f"rank.py: skipped dense: its packages are not installed ({exc}); `make install-dense` adds them")
                 names.remove(DENSE)
-        # Lexical rankings are computed before the database is opened: a failure there writes nothing.
-        lexical = {name: rank_lexical(name, docs, questions) for name in names if name != DENSE}
-        with duckdb.connect(str(database_path(args.db))) as con:
+        # On a terminal, a bar over (retriever, question) pairs, advanced as each retriever finishes its questions.
+        with progress(total=len(names) * len(questions), desc="rank.py", unit="question") as bar:
+            # Lexical rankings are computed before the database is opened: a failure there writes nothing.
+            lexical: dict[str, Ranking] = {}
             for name in names:
-                run = run_id or name
-                note = ""
-                with transaction(con):
-                    if name == DENSE and encoder is not None:
-                        ranking, computed = rank_dense(con, encoder, docs, questions)
-                        parameters = dense_parameters(encoder)
-                        note = f" ({computed} doc embeddings computed, {len(docs) - computed} reused)"
-                    else:
-                        ranking, parameters = lexical[name], LEXICAL_RETRIEVERS[name][1]
-                    written = write_run(
-                        con,
-                        collection_id=COLLECTION_ID,
-                        run_id=run,
-                        retriever=name,
-                        parameters=json.dumps(parameters, sort_keys=True),
-                        ranking=ranking,
+                if name != DENSE:
+                    bar.set_postfix_str(name)
+                    lexical[name] = rank_lexical(name, docs, questions)
+                    bar.update(len(questions))
+            with connect(database_path(args.db)) as con:
+                for name in names:
+                    run = run_id or name
+                    note = ""
+                    with transaction(con):
+                        if name == DENSE and encoder is not None:
+                            bar.set_postfix_str(name)
+                            ranking, computed = rank_dense(con, encoder, docs, questions)
+                            bar.update(len(questions))
+                            parameters = dense_parameters(encoder)
+                            note = f" ({computed} doc embeddings computed, {len(docs) - computed} reused)"
+                        else:
+                            ranking, parameters = lexical[name], LEXICAL_RETRIEVERS[name][1]
+                        written = write_run(
+                            con,
+                            collection_id=COLLECTION_ID,
+                            run_id=run,
+                            retriever=name,
+                            parameters=json.dumps(parameters, sort_keys=True),
+                            ranking=ranking,
+                        )
+                    bar.write(
+                        f"rank.py: wrote run {COLLECTION_ID}/{run}: {written} ranked docs for "
+                        f"{len(set(ranking.question_ids))} questions{note}",
+                        file=sys.stdout,
                     )
-                print(
-                    f"rank.py: wrote run {COLLECTION_ID}/{run}: {written} ranked docs for "
-                    f"{len(set(ranking.question_ids))} questions{note}"
-                )
     except InputError as exc:
         print(f"rank.py: error: {exc}", file=sys.stderr)
         return 2
     except duckdb.IOException as exc:
-        print(f"rank.py: error: cannot open the database: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(database_error("rank.py", database_path(args.db), exc), file=sys.stderr)
         return 2
     return 0
 

@@ -1,4 +1,5 @@
-"""Shared plumbing for the scripts: where the DuckDB file is, the raw schema, and safe writes.
+"""Shared plumbing for the scripts: where the DuckDB files are (the build database and its serving copy), the
+raw schema, safe writes, and one line, not a stack trace, for a database another process holds.
 
 Everything a script writes goes into the `raw` schema, which dbt reads as sources. Each write runs in one
 transaction: on any error it rolls back, so earlier runs and tables stay exactly as they were.
@@ -8,10 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -74,6 +76,63 @@ class InputError(Exception):
 def database_path(override: str | None = None) -> Path:
     """The DuckDB file: an explicit path, else $RETRIEVAL_DB, else retrieval.duckdb in the repo root."""
     return Path(override or os.environ.get("RETRIEVAL_DB") or REPO_ROOT / "retrieval.duckdb")
+
+
+def serving_path(build: Path | None = None) -> Path:
+    """The serving copy BI tools and notebooks read (scripts/build.py publishes it after a successful build):
+    $RETRIEVAL_SERVING_DB, else serving.duckdb next to the build database."""
+    override = os.environ.get("RETRIEVAL_SERVING_DB")
+    return Path(override) if override else (build or database_path()).parent / "serving.duckdb"
+
+
+def connect(
+    path: Path | str, *, read_only: bool = False, config: Mapping[str, Any] | None = None
+) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect with DuckDB's own progress bar off: the scripts' output stays one line per result.
+
+    (enable_progress_bar is a per-connection setting: DuckDB refuses it in the connect config.)
+    """
+    con = duckdb.connect(str(path), read_only=read_only, config=dict(config or {}))
+    con.execute("set enable_progress_bar = false")
+    return con
+
+
+LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
+
+
+def shown(path: Path) -> str:
+    """A path as the user knows it: relative to the working directory when it is under it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def process_command(pid: int, fallback: str) -> str:
+    """The command line of process `pid`, on one line and short (/proc/<pid>/cmdline), else `fallback`."""
+    try:
+        argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        argv = []
+    if not argv:
+        return os.path.basename(fallback) or "unknown program"
+    command = " ".join([os.path.basename(argv[0]), *argv[1:]])
+    command = re.sub(r"\s+", " ", command).strip()
+    return command if len(command) <= 80 else command[:77] + "..."
+
+
+def database_error(script: str, path: Path, exc: duckdb.Error) -> str:
+    """One line for a database that cannot be opened. DuckDB's lock conflict says which process holds the file
+    and what to do about it; any other error keeps DuckDB's first line."""
+    match = LOCK_HOLDER.search(str(exc))
+    if match is None:
+        first_line = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return f"{script}: error: cannot open the database {shown(path)}: {first_line}"
+    pid = int(match["pid"])
+    return (
+        f"{script}: error: {shown(path)} is locked by PID {pid} ({process_command(pid, match['exe'])}): "
+        f"close that connection, or point readers at {shown(serving_path(path))} (read-only), then re-run"
+    )
 
 
 def check_identifier(kind: str, value: str) -> str:

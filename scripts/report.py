@@ -1,0 +1,408 @@
+"""Write a self-contained HTML report of the warehouse: charts (matplotlib PNGs) and tables, per collection.
+
+    python scripts/report.py --out report [--db PATH]          # or: make report
+
+Writes <out>/index.html with every chart embedded as a base64 data URI (it opens offline: inline CSS, no
+external resources), and the same charts as <out>/<collection>-<chart>.png. Per collection: Recall@k,
+Precision@k (with its ceiling given the judgments) and NDCG@k curves, MRR per run, the first relevant rank of
+every question for every run, the comparison with the baseline run, the leaderboard at each k and the missed
+relevant documents. Reads the marts through a read-only connection; SQL does the data work, Python plots and
+formats. The output is the same for the same warehouse, apart from the generation time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from warehouse import database_path
+
+MARTS = ("run_metrics", "question_metrics", "run_leaderboard", "run_comparisons", "missed_relevant_docs")
+CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
+COMPARED_METRICS = ["recall", "precision", "ndcg", "hit", "reciprocal_rank", "average_precision", "r_precision"]
+MAX_HEATMAP_QUESTIONS = 50  # beyond this, the questions where the runs' first relevant ranks differ most
+MAX_MISSED_ROWS = 100
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+LINESTYLES = ["-", "--", "-.", ":"]
+
+matplotlib.rcParams.update({"svg.hashsalt": "retrieval-metrics", "figure.dpi": 100, "font.size": 10})
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 1240px;
+       padding: 16px 24px; color: #1f2328; line-height: 1.4; }
+h1 { margin-bottom: 0; } h2 { border-bottom: 2px solid #d0d7de; padding-bottom: 4px; margin-top: 40px; }
+.meta { color: #57606a; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(560px, 1fr)); gap: 16px; }
+figure { margin: 0; border: 1px solid #d0d7de; border-radius: 6px; padding: 8px; background: #fff; }
+figure.wide { grid-column: 1 / -1; }
+figure img { max-width: 100%; height: auto; display: block; margin: 0 auto; }
+figcaption { color: #57606a; font-size: 0.9em; margin-top: 4px; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.9em; }
+th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: right; }
+th { background: #f6f8fa; } td.text, th.text { text-align: left; }
+tr.baseline td { background: #fff8c5; }
+ul.missed li { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.85em; margin-bottom: 4px; }
+"""
+
+# On load, count the images the browser decoded: a headless browser test reads body[data-charts-loaded].
+LOAD_SCRIPT = """
+window.addEventListener("load", function () {
+  var loaded = Array.prototype.filter.call(document.images, function (img) {
+    return img.complete && img.naturalWidth > 0;
+  });
+  document.body.dataset.chartsLoaded = String(loaded.length);
+});
+"""
+
+
+@dataclass(frozen=True)
+class Chart:
+    collection_id: str
+    name: str
+    alt: str
+    caption: str
+    png: bytes
+    wide: bool = False  # spans the whole row of the page's chart grid
+
+    @property
+    def filename(self) -> str:
+        return f"{self.collection_id}-{self.name}.png"
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[object]) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def new_figure(width: float, height: float, ncols: int = 1, sharey: bool = False) -> tuple[Figure, list[Axes]]:
+    """A figure on the Agg canvas (no pyplot, no global figure state) and its row of axes."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, list(fig.subplots(1, ncols, sharey=sharey, squeeze=False)[0])
+
+
+def png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})  # no software/time stamp: same bytes each time
+    return buffer.getvalue()
+
+
+def run_styles(run_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """One colour, marker and line style per run; markers shrink so that identical curves stay visible."""
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    return {
+        run_id: {"color": colors[i % len(colors)], "marker": MARKERS[i % len(MARKERS)],
+                 "linestyle": LINESTYLES[i % len(LINESTYLES)], "markersize": max(13 - 3 * i, 4)}
+        for i, run_id in enumerate(run_ids)
+    }
+
+
+def curve_charts(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[Chart]:
+    """Recall@k, Precision@k (with the ceiling min(n_relevant, k) / k) and NDCG@k, one line per run."""
+    runs = rows(con, """
+        select run_id, list(k order by k) as ks, list(recall order by k) as recall,
+               list(precision order by k) as precision, list(ndcg order by k) as ndcg
+        from main.run_metrics where collection_id = ? group by run_id order by run_id
+        """, [collection_id])
+    ceiling = rows(con, """
+        select k, avg(least(n_relevant, k) / k) as ceiling
+        from (select distinct k, question_id, n_relevant from main.question_metrics
+              where collection_id = ? and is_averaged)
+        group by k order by k
+        """, [collection_id])
+    styles = run_styles([r["run_id"] for r in runs])
+    ks = sorted({k for r in runs for k in r["ks"]})
+    charts = []
+    for metric, label in CURVES.items():
+        fig, (ax,) = new_figure(6.4, 4.6)
+        for run in runs:
+            ax.plot(run["ks"], run[metric], label=run["run_id"], linewidth=2, **styles[run["run_id"]])
+        if metric == "precision":
+            ax.plot([c["k"] for c in ceiling], [c["ceiling"] for c in ceiling], label="ceiling", color="black",
+                    linestyle=(0, (4, 3)), linewidth=1.5, marker="_", markersize=14)
+        if ks and ks[-1] / ks[0] > 20:
+            ax.set_xscale("log")
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.set_ylim(-0.02, 1.05)
+        ax.set_xlabel("k (cutoff)")
+        ax.set_ylabel(label.replace("@k", ""))
+        ax.set_title(f"{label} by cutoff, {collection_id}")
+        ax.grid(alpha=0.3)
+        fig.legend(loc="outside lower center", ncol=min(len(runs) + 1, 3), frameon=False)
+        note = " The dashed black line is the ceiling: the mean over questions of min(n_relevant, k) / k." \
+            if metric == "precision" else ""
+        charts.append(Chart(collection_id, metric, f"{label} for every run of {collection_id} at k = "
+                            f"{', '.join(map(str, ks))}", f"{label}: one line per run; identical runs overlap (concentric markers).{note}", png(fig)))
+    return charts
+
+
+def mrr_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
+    runs = rows(con, """
+        select run_id, any_value(mrr) as mrr from main.run_metrics where collection_id = ?
+        group by run_id order by run_id desc
+        """, [collection_id])
+    styles = run_styles(sorted(r["run_id"] for r in runs))
+    fig, (ax,) = new_figure(6.4, 1.4 + 0.45 * len(runs))
+    bars = ax.barh([r["run_id"] for r in runs], [r["mrr"] for r in runs],
+                   color=[styles[r["run_id"]]["color"] for r in runs])
+    ax.bar_label(bars, fmt="%.3f", padding=3)
+    ax.set_xlim(0, 1.12)
+    ax.set_xlabel("MRR (mean reciprocal rank of the first relevant doc, whole ranking)")
+    ax.set_title(f"MRR per run, {collection_id}")
+    ax.grid(axis="x", alpha=0.3)
+    return Chart(collection_id, "mrr", f"Bar chart of MRR per run of {collection_id}", "MRR per run.", png(fig))
+
+
+def rank_heatmap(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
+    """Questions x runs, the rank of the first relevant doc (k-independent, so read at the smallest k)."""
+    run_ids = [r for (r,) in con.execute(
+        "select distinct run_id from main.question_metrics where collection_id = ? order by run_id", [collection_id]
+    ).fetchall()]
+    questions = rows(con, """
+        with ranks as (
+            select question_id, list(first_relevant_rank order by run_id) as ranks,
+                   count(*) - count(first_relevant_rank) as n_missing,
+                   coalesce(max(first_relevant_rank) - min(first_relevant_rank), 0) as spread,
+                   count(*) over () as n_questions
+            from main.question_metrics
+            where collection_id = ? and k = (select min(k) from main.question_metrics where collection_id = ?)
+            group by question_id
+        )
+        select * from ranks
+        qualify row_number() over (order by n_missing desc, spread desc, question_id) <= ?
+        order by question_id
+        """, [collection_id, collection_id, MAX_HEATMAP_QUESTIONS])
+    values = np.ma.masked_invalid(np.array([[np.nan if v is None else v for v in q["ranks"]] for q in questions],
+                                           dtype=float).reshape(len(questions), len(run_ids)))
+    cmap = matplotlib.colormaps["YlOrRd"].with_extremes(bad="#d0d0d0")
+    vmax = max(float(values.max()) if values.count() else 1.0, 2.0)
+    fig, (ax,) = new_figure(3.2 + 1.5 * len(run_ids), 1.9 + 0.36 * len(questions))
+    image = ax.imshow(values, cmap=cmap, vmin=1, vmax=vmax, aspect="auto")
+    for (i, j), value in np.ndenumerate(values.filled(np.nan)):
+        text = "n/r" if np.isnan(value) else str(int(value))
+        dark = not np.isnan(value) and value > 1 + 0.55 * (vmax - 1)
+        ax.text(j, i, text, ha="center", va="center", fontsize=9, color="white" if dark else "black",
+                style="italic" if np.isnan(value) else "normal")
+    ax.set_xticks(range(len(run_ids)), run_ids, rotation=20, ha="right")
+    ax.set_yticks(range(len(questions)), [q["question_id"] for q in questions])
+    ax.set_xlabel("run")
+    ax.set_title(f"First relevant rank per question, {collection_id}")
+    ax.set_xticks(np.arange(len(run_ids) + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(len(questions) + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", linewidth=2)
+    ax.tick_params(which="minor", length=0)
+    colorbar = fig.colorbar(image, ax=ax, label="rank of the first relevant doc", shrink=0.8)
+    colorbar.locator = MaxNLocator(integer=True)
+    colorbar.update_ticks()
+    fig.legend(handles=[Patch(facecolor="#d0d0d0", label="n/r: no relevant doc retrieved")],
+               loc="outside lower center", frameon=False)
+    total = questions[0]["n_questions"] if questions else 0
+    shown = "" if total <= MAX_HEATMAP_QUESTIONS else \
+        f" Showing the {MAX_HEATMAP_QUESTIONS} of {total} questions where the runs differ most."
+    return Chart(collection_id, "first-relevant-rank",
+                 f"Heatmap of the first relevant rank of each question for each run of {collection_id}",
+                 f"Rank of the first relevant doc (1 = top; n/r = none retrieved), the same at every k.{shown}",
+                 png(fig), wide=True)
+
+
+def comparison_chart(comparisons: list[dict[str, Any]], collection_id: str) -> Chart | None:
+    """Per k, a diverging bar per run: questions won (right) and lost (left) on NDCG@k against the baseline."""
+    ndcg = [c for c in comparisons if c["metric"] == "ndcg"]
+    if not ndcg:
+        return None
+    ks = sorted({c["k"] for c in ndcg})
+    run_ids = sorted({c["run_id"] for c in ndcg}, reverse=True)
+    limit = max(c["n_questions"] for c in ndcg)
+    fig, axes = new_figure(2.0 + 2.6 * len(ks), 1.9 + 0.45 * len(run_ids), ncols=len(ks), sharey=True)
+    for ax, k in zip(axes, ks):
+        at_k = {c["run_id"]: c for c in ndcg if c["k"] == k}
+        wins = [at_k[r]["wins"] if r in at_k else 0 for r in run_ids]
+        losses = [-at_k[r]["losses"] if r in at_k else 0 for r in run_ids]
+        ax.barh(run_ids, wins, color="#2da44e", label="wins")
+        ax.barh(run_ids, losses, color="#cf222e", label="losses")
+        for y, r in enumerate(run_ids):
+            if r in at_k:
+                ax.text(max(wins[y], 0) + limit * 0.04, y, f"{at_k[r]['wins']}/{at_k[r]['ties']}/{at_k[r]['losses']}",
+                        va="center", ha="left", fontsize=9)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ticks = MaxNLocator(nbins=6, integer=True, symmetric=True).tick_values(-limit, limit)
+        ax.set_xticks([t for t in ticks if abs(t) <= limit])
+        ax.set_xlim(-limit * 1.05, limit * 1.45)  # room on the right for the wins/ties/losses labels
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{abs(value):g}"))
+        ax.set_title(f"NDCG@{k}")
+        ax.set_xlabel("questions lost | won")
+        ax.grid(axis="x", alpha=0.3)
+    baseline = ndcg[0]["baseline_run_id"]
+    fig.suptitle(f"NDCG@k against the baseline {baseline}, {collection_id} (labels: wins/ties/losses)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False)
+    return Chart(collection_id, "ndcg-vs-baseline",
+                 f"Diverging bar chart of questions won and lost on NDCG@k against {baseline} in {collection_id}",
+                 f"Questions where each run beats (green) or trails (red) the baseline {baseline} on NDCG@k.",
+                 png(fig), wide=True)
+
+
+def fmt(value: object, signed: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:+.3f}" if signed else f"{value:.3f}"
+    return html.escape(str(value))
+
+
+def table(headers: list[str], body: list[list[str]], row_attrs: list[str] | None = None, text_columns: int = 1) -> str:
+    head = "".join(f'<th class="text">{h}</th>' if i < text_columns else f"<th>{h}</th>" for i, h in enumerate(headers))
+    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    for n, cells in enumerate(body):
+        tds = "".join(f'<td class="text">{c}</td>' if i < text_columns else f"<td>{c}</td>" for i, c in enumerate(cells))
+        lines.append(f"<tr{row_attrs[n] if row_attrs else ''}>{tds}</tr>")
+    return "\n".join([*lines, "</tbody></table>"])
+
+
+def figure(chart: Chart) -> str:
+    data = base64.b64encode(chart.png).decode("ascii")
+    name = html.escape(f"{chart.collection_id}-{chart.name}")
+    wide = ' class="wide"' if chart.wide else ""
+    return (f'<figure{wide}><img id="chart-{name}" data-chart="{html.escape(chart.name)}" '
+            f'data-collection="{html.escape(chart.collection_id)}" alt="{html.escape(chart.alt)}" '
+            f'src="data:image/png;base64,{data}"><figcaption>{html.escape(chart.caption)}</figcaption></figure>')
+
+
+def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple[str, list[Chart]]:
+    leaderboard = rows(con, """
+        select * from main.run_leaderboard where collection_id = ? order by k, ndcg_rank, run_id
+        """, [collection_id])
+    comparisons = rows(con, """
+        select * from main.run_comparisons where collection_id = ?
+        order by list_position(?::varchar[], metric), k, run_id
+        """, [collection_id, COMPARED_METRICS])
+    missed = rows(con, """
+        select run_id, k, question_id, doc_id, recall_cost, explanation, count(*) over () as n_missed
+        from main.missed_relevant_docs where collection_id = ? order by run_id, k, question_id, doc_id limit ?
+        """, [collection_id, MAX_MISSED_ROWS])
+    charts = [*curve_charts(con, collection_id), mrr_chart(con, collection_id), rank_heatmap(con, collection_id)]
+    versus = comparison_chart(comparisons, collection_id)
+    charts += [versus] if versus else []
+
+    first = leaderboard[0]
+    baseline = first["baseline_run_id"]
+    parts = [f'<section id="collection-{html.escape(collection_id)}"><h2>Collection {html.escape(collection_id)}</h2>',
+             (f'<p class="meta">{len({r["run_id"] for r in leaderboard})} runs, {first["n_questions"]} questions '
+              f'averaged; baseline run: {html.escape(baseline or "none (var baseline_run_id not among the runs)")}.</p>'),
+             '<div class="charts">', *map(figure, charts), "</div>", "<h3>Leaderboard at each k</h3>"]
+    for k in sorted({r["k"] for r in leaderboard}):
+        at_k = [r for r in leaderboard if r["k"] == k]
+        parts.append(f"<h4>k = {k}</h4>")
+        parts.append(table(
+            ["run", "retriever", "questions", f"Recall@{k}", f"Precision@{k}", f"NDCG@{k}", "MRR", "MAP",
+             "R-precision", f"Hit@{k}", "NDCG rank", "NDCG vs baseline"],
+            [[fmt(r["run_id"]), fmt(r["retriever"]), fmt(r["n_questions"]), fmt(r["recall"]), fmt(r["precision"]),
+              fmt(r["ndcg"]), fmt(r["mrr"]), fmt(r["map"]), fmt(r["r_precision"]), fmt(r["hit_rate"]),
+              fmt(r["ndcg_rank"]), fmt(r["ndcg_vs_baseline"], signed=True)] for r in at_k],
+            [f' data-run="{html.escape(r["run_id"])}" data-k="{k}"'
+             + (' class="baseline"' if r["run_id"] == baseline else "") for r in at_k],
+            text_columns=2,
+        ))
+    parts.append(f"<h3>Against the baseline {html.escape(baseline or '')}</h3>")
+    if comparisons:
+        parts.append("<p>Per metric and k: questions won, tied and lost against the baseline, the mean difference, "
+                     "the paired t-test and paired randomization test p-values, and both Holm-adjusted across the "
+                     "runs compared with the same baseline.</p>")
+        parts.append(table(
+            ["metric", "run", "k", "wins", "ties", "losses", "mean difference", "t-test p", "randomization p",
+             "t-test p (Holm)", "randomization p (Holm)"],
+            [[fmt(c["metric"]), fmt(c["run_id"]), fmt(c["k"]), fmt(c["wins"]), fmt(c["ties"]), fmt(c["losses"]),
+              fmt(c["mean_difference"], signed=True), fmt(c["t_p_value"]), fmt(c["randomization_p_value"]),
+              fmt(c["t_p_value_holm"]), fmt(c["randomization_p_value_holm"])] for c in comparisons],
+            text_columns=2,
+        ))
+    else:
+        parts.append("<p>No comparison: the collection needs the baseline run and at least one other run.</p>")
+    parts.append("<h3>Missed relevant documents</h3>")
+    if missed:
+        more = missed[0]["n_missed"] - len(missed)
+        parts.append('<ul class="missed">' + "".join(
+            f'<li data-run="{html.escape(m["run_id"])}" data-k="{m["k"]}">{fmt(m["run_id"])} @ k={m["k"]}, '
+            f'{fmt(m["question_id"])} (recall cost {fmt(m["recall_cost"])}): {fmt(m["explanation"])}</li>'
+            for m in missed) + "</ul>")
+        parts.append(f"<p>... and {more} more (query main.missed_relevant_docs).</p>" if more > 0 else "")
+    else:
+        parts.append("<p>None: every relevant document is in every run's top k.</p>")
+    parts.append("</section>")
+    return "\n".join(parts), charts
+
+
+def report(con: duckdb.DuckDBPyConnection, source: str, generated_at: str) -> tuple[str, list[Chart]]:
+    collections = [c for (c,) in con.execute(
+        "select distinct collection_id from main.run_leaderboard order by 1").fetchall()]
+    sections, charts = [], []
+    for collection_id in collections:
+        section, collection_charts = collection_section(con, collection_id)
+        sections.append(section)
+        charts += collection_charts
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Retrieval metrics report</title><style>{STYLE}</style></head>
+<body data-charts-total="{len(charts)}">
+<h1>Retrieval metrics report</h1>
+<p class="meta">From {html.escape(source)}; generated {generated_at}. Every number is trec_eval's (see the README).</p>
+{"".join(sections)}
+<script>{LOAD_SCRIPT}</script>
+</body></html>
+"""
+    return page, charts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="report", help="output directory (created if missing; default: report)")
+    parser.add_argument("--db", help="DuckDB file (default: $RETRIEVAL_DB, else retrieval.duckdb in the repo root)")
+    args = parser.parse_args(argv)
+    path = database_path(args.db)
+    if not path.exists():
+        print(f"report.py: error: {path} does not exist: run `make run` first", file=sys.stderr)
+        return 2
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            present = {t for (t,) in con.execute(
+                "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+            missing = [m for m in MARTS if m not in present]
+            if missing:
+                print(f"report.py: error: {path} has no {', '.join(missing)}: run `make build` first", file=sys.stderr)
+                return 2
+            if not con.execute("select count(*) from main.run_leaderboard").fetchall()[0][0]:
+                print(f"report.py: error: no runs in {path}: run `make run` first", file=sys.stderr)
+                return 2
+            generated_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+            page, charts = report(con, path.name, generated_at)
+    except duckdb.Error as exc:
+        print(f"report.py: error: {path}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for chart in charts:
+        (out / chart.filename).write_bytes(chart.png)
+    (out / "index.html").write_text(page, encoding="utf-8")
+    print(f"report.py: wrote {out / 'index.html'} and {len(charts)} charts")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

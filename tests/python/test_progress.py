@@ -1,0 +1,142 @@
+"""Progress bars: rank.py, import_trec.py and benchmark.py show a tqdm bar with counts and a rate on a terminal,
+and only their summary lines in a pipe or under CI."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmark import generate
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+BAR = re.compile(r"\d+%\|")  # tqdm's "42%|" before the bar
+RATE = re.compile(r"\d(?:\.\d+)?[kMG]?\s?(?:[a-z]+/s)\b|s/[a-z]+\b")  # "17.3question/s", "3.2M rows/s", "1.5s/stage"
+
+
+def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"CI", "TQDM_DISABLE"}}
+    return {**env, "RETRIEVAL_DB": str(tmp_path / "progress.duckdb"), **extra}
+
+
+def in_a_pipe(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+
+
+def on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """Run with stderr on a pseudo-terminal (120 x 40) and stdout in a pipe: (exit code, stdout, terminal text)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if not ready:
+            if process.poll() is not None:
+                break
+            continue
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: every writer of the terminal has closed it
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    stdout, _ = process.communicate(timeout=60)
+    return process.returncode, stdout.decode(), b"".join(chunks).decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def trec_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return generate(tmp_path_factory.mktemp("trec"), n_questions=200, docs_per_question=50, seed=5)
+
+
+def rank_args() -> list[str]:
+    return [str(SCRIPTS / "rank.py"), "--retriever", "keyword_overlap"]
+
+
+def import_args(trec_files: tuple[Path, Path]) -> list[str]:
+    qrels, run = trec_files
+    return [str(SCRIPTS / "import_trec.py"), "--collection", "gen", "--qrels", str(qrels), "--run", str(run),
+            "--run-id", "gen_run"]  # fmt: skip
+
+
+def benchmark_args(tmp_path: Path) -> list[str]:
+    return [str(SCRIPTS / "benchmark.py"), "--questions", "20", "--docs-per-question", "30", "--seed", "3",
+            "--workdir", str(tmp_path / "bench"), "--peers", "pytrec_eval,duckdb_sql"]  # fmt: skip
+
+
+RANK_LINE = "rank.py: wrote run docent/keyword_overlap: 72 ranked docs for 9 questions"
+IMPORT_LINE = "import_trec.py: collection gen: {judgments} judgments for 200 questions; run gen_run: 10000 ranked docs"
+
+
+def judgments(trec_files: tuple[Path, Path]) -> int:
+    return len(trec_files[0].read_text().splitlines())
+
+
+@pytest.mark.parametrize("ci", [None, "true"], ids=["pipe", "pipe-and-CI"])
+def test_in_a_pipe_the_scripts_print_their_summary_line_and_no_bar(
+    tmp_path: Path, trec_files: tuple[Path, Path], ci: str | None
+) -> None:
+    env = environment(tmp_path, **({"CI": ci} if ci else {}))
+    ranked = in_a_pipe(rank_args(), env)
+    assert (ranked.returncode, ranked.stdout, ranked.stderr) == (0, RANK_LINE + "\n", "")
+
+    imported = in_a_pipe(import_args(trec_files), env)
+    expected = IMPORT_LINE.format(judgments=judgments(trec_files)) + "\n"
+    assert (imported.returncode, imported.stdout, imported.stderr) == (0, expected, "")
+
+    bench = in_a_pipe(benchmark_args(tmp_path), env)
+    assert bench.returncode == 0 and bench.stderr == "", bench.stderr
+    assert "benchmark: running pytrec_eval ..." in bench.stdout  # in a log, one line per peer instead of a bar
+    assert not BAR.search(bench.stdout)
+
+
+def test_on_a_terminal_rank_shows_a_bar_with_counts_and_a_rate(tmp_path: Path) -> None:
+    code, stdout, terminal = on_a_terminal(rank_args(), environment(tmp_path))
+    assert code == 0 and stdout == RANK_LINE + "\n"
+    assert "rank.py:" in terminal and BAR.search(terminal) and "9/9" in terminal, terminal
+    assert RATE.search(terminal) and "question/s" in terminal, terminal
+
+
+def test_on_a_terminal_import_shows_its_stages_rows_and_rows_per_second(
+    tmp_path: Path, trec_files: tuple[Path, Path]
+) -> None:
+    code, stdout, terminal = on_a_terminal(import_args(trec_files), environment(tmp_path))
+    assert code == 0 and stdout == IMPORT_LINE.format(judgments=judgments(trec_files)) + "\n"
+    assert "import_trec.py:" in terminal and BAR.search(terminal) and "4/4" in terminal, terminal
+    for stage in ("parse", "check", "rank", "write"):
+        assert stage in terminal, terminal
+    # "rank: 10,000 rows | check: 10,858 rows at 1.06M rows/s", then "4/4 [...] 10,858 rows at 281k rows/s"
+    assert re.search(r"rank: 10,000 rows \| check: 10,\d{3} rows at [\d.]+[kMG]? rows/s", terminal), terminal
+    assert re.search(r"4/4 \[.*, 10,\d{3} rows at [\d.]+[kMG]? rows/s\]", terminal), terminal
+
+
+def test_on_a_terminal_benchmark_shows_a_bar_over_the_peers(tmp_path: Path) -> None:
+    code, stdout, terminal = on_a_terminal(benchmark_args(tmp_path), environment(tmp_path))
+    assert code == 0 and "check: pytrec_eval and duckdb_sql agree" in stdout
+    assert "benchmark: running" not in stdout  # the bar replaces those lines
+    assert "benchmark:" in terminal and "2/2" in terminal and RATE.search(terminal), terminal
+
+
+def test_ci_turns_the_bar_off_even_on_a_terminal(tmp_path: Path) -> None:
+    code, stdout, terminal = on_a_terminal(rank_args(), environment(tmp_path, CI="true"))
+    assert code == 0 and stdout == RANK_LINE + "\n"
+    assert not BAR.search(terminal) and terminal.strip() == "", terminal

@@ -1,0 +1,230 @@
+"""The serving copy: readers of serving.duckdb keep working while the warehouse is rebuilt, a failed build never
+replaces it, and a tool holding the live build file gets one clear line instead of a stack trace."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = REPO_ROOT / "scripts"
+
+# Everything a complete build has, as one tuple: a half-built file could not give a consistent answer.
+SNAPSHOT = """
+select
+    (select count(*) from main.run_metrics),
+    (select count(distinct run_id) from main.run_metrics),
+    (select count(*) from main.question_metrics),
+    (select count(*) from main.run_leaderboard),
+    (select count(*) from main.missed_relevant_docs)
+"""
+
+# A reader of the serving copy, querying it in a loop until the stop file appears, then reporting what it saw.
+# "held": one read-only connection kept open the whole time, as a notebook or a BI tool's pool keeps it.
+# "fresh": a new read-only connection every round, closed after it. (Within one process DuckDB shares one open
+# database per file, so a process sees a new build only once all its connections to the file are closed.)
+READER = """
+import json, os, sys, time
+import duckdb
+mode, serving, stop, snapshot = sys.argv[1:5]
+held = duckdb.connect(serving, read_only=True) if mode == "held" else None
+with duckdb.connect(serving, read_only=True) as first:
+    print(json.dumps(first.execute(snapshot).fetchone()), flush=True)
+seen, errors, rounds = set(), [], 0
+while not os.path.exists(stop):
+    rounds += 1
+    try:
+        if held is not None:
+            seen.add(held.execute(snapshot).fetchone())
+        else:
+            with duckdb.connect(serving, read_only=True) as fresh:
+                seen.add(fresh.execute(snapshot).fetchone())
+    except duckdb.Error as exc:
+        errors.append(str(exc).splitlines()[0])
+    time.sleep(0.02)
+print(json.dumps({"rounds": rounds, "seen": sorted(seen), "errors": errors}))
+"""
+
+
+def environment(build: Path, serving: Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MAKELEVEL", "MFLAGS"}}
+    env["RETRIEVAL_DB"] = str(build)
+    env.pop("RETRIEVAL_SERVING_DB", None)
+    if serving is not None:
+        env["RETRIEVAL_SERVING_DB"] = str(serving)
+    return env
+
+
+def dbt_args(tmp_path: Path) -> list[str]:
+    """Keep dbt's target and logs out of the repo."""
+    return ["--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")]
+
+
+def script(name: str, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPTS / name), *args],
+        capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def snapshot(path: Path) -> tuple[object, ...]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        row = con.execute(SNAPSHOT).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def first_build(tmp_path: Path, env: dict[str, str]) -> None:
+    """The lesson's run only, built and published."""
+    assert (ranked := script("rank.py", "--retriever", "keyword_overlap", env=env)).returncode == 0, ranked.stderr
+    built = script("build.py", *dbt_args(tmp_path), "--quiet", env=env)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert built.stdout.strip().splitlines()[-1].startswith("build.py: published ")
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_rebuilds(tmp_path: Path) -> None:
+    build, serving = tmp_path / "retrieval.duckdb", tmp_path / "serving.duckdb"  # the default: next to the build
+    env = environment(build)
+    first_build(tmp_path, env)
+    old = snapshot(serving)
+    assert old[1] == 1  # one run: keyword_overlap
+
+    stop = tmp_path / "stop"
+    readers = {
+        mode: subprocess.Popen(
+            [sys.executable, "-c", READER, mode, str(serving), str(stop), SNAPSHOT],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for mode in ("held", "fresh")
+    }
+    try:
+        for reader in readers.values():  # both are reading before the rebuild starts
+            assert reader.stdout is not None and tuple(json.loads(reader.stdout.readline())) == old
+        # What a user runs: rank every retriever (new runs), dbt build on the build file, publish, scorecard.
+        make = subprocess.run(
+            ["make", "--no-print-directory", "-C", str(REPO_ROOT), "run", "DBT_ARGS=" + " ".join(dbt_args(tmp_path))],
+            capture_output=True, text=True, env=env, timeout=900, check=False,
+        )  # fmt: skip
+        time.sleep(0.5)  # a few more rounds after the swap
+    finally:
+        stop.touch()
+        reports = {mode: reader.communicate(timeout=120) for mode, reader in readers.items()}
+    assert make.returncode == 0, make.stdout[-3000:] + make.stderr[-3000:]
+    assert f"build.py: published {serving} " in make.stdout
+    seen = {}
+    for mode, (out, err) in reports.items():
+        assert readers[mode].returncode == 0, err
+        seen[mode] = json.loads(out.strip().splitlines()[-1])
+        assert seen[mode]["errors"] == [] and seen[mode]["rounds"] >= 20  # kept querying while make run ran
+
+    new = snapshot(serving)
+    with duckdb.connect(str(build), read_only=True) as con:
+        runs = con.execute("select count(*) from raw.runs").fetchone()[0]
+    assert new[1] == runs >= 3 and new != old  # the new build, with the runs make run added
+    assert [tuple(s) for s in seen["held"]["seen"]] == [old]  # the open connection: the old build, whole, always
+    # new connections: one whole build or the other, the new one as soon as it was published
+    assert {tuple(s) for s in seen["fresh"]["seen"]} == {old, new}
+    assert not Path(f"{serving}.wal").exists() and not list(tmp_path.glob(".serving.duckdb.*"))
+
+
+def test_a_failed_build_leaves_the_serving_copy_untouched(tmp_path: Path) -> None:
+    build, serving = tmp_path / "retrieval.duckdb", tmp_path / "published" / "bi.duckdb"  # RETRIEVAL_SERVING_DB
+    env = environment(build, serving)
+    first_build(tmp_path, env)
+    before, stat_before = digest(serving), serving.stat()
+
+    # other cutoffs rebuild the marts in the build file, then fail the lesson's golden-value tests
+    failed = script("build.py", *dbt_args(tmp_path), "--quiet", "--vars", "{k_values: [1, 5]}", env=env)
+    assert failed.returncode != 0
+    assert failed.stderr.strip().splitlines()[-1] == (
+        f"build.py: error: dbt build failed (exit {failed.returncode}); {serving} left as it was"
+    )
+    with duckdb.connect(str(build), read_only=True) as con:  # the build file did change ...
+        assert con.execute("select distinct k from run_metrics order by k").fetchall() == [(1,), (5,)]
+    assert digest(serving) == before and serving.stat().st_ino == stat_before.st_ino  # ... the serving copy not
+    with duckdb.connect(str(serving), read_only=True) as con:
+        assert con.execute("select distinct k from run_metrics order by k").fetchall() == [(1,), (2,), (3,)]
+    assert [p.name for p in serving.parent.iterdir()] == ["bi.duckdb"]  # no temporary copy left behind
+
+
+def test_the_serving_copy_can_be_written_for_an_older_duckdb(tmp_path: Path) -> None:
+    build, serving = tmp_path / "retrieval.duckdb", tmp_path / "serving.duckdb"
+    first_build(tmp_path, {**environment(build), "RETRIEVAL_SERVING_STORAGE_VERSION": "v1.0.0"})
+    with duckdb.connect() as con:
+        con.execute(f"attach '{build}' as build (read_only)")
+        con.execute(f"attach '{serving}' as serving (read_only)")
+        tags = dict(con.execute("select database_name, tags['storage_version'] from duckdb_databases()").fetchall())
+        assert (tags["build"], tags["serving"]) == ("v2.0.0+", "v1.0.0+")  # DuckDB 1.0 and newer can read it
+        for query in (
+            "select * from {db}.main.run_metrics order by all",
+            "select table_name, column_name, comment from duckdb_columns() where database_name = '{db}' order by all",
+            "select schema_name, view_name from duckdb_views() where database_name = '{db}' order by all",
+        ):
+            copied, built = (con.execute(query.format(db=db)).fetchall() for db in ("serving", "build"))
+            assert copied == built
+
+
+@pytest.fixture
+def holder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """A process that holds the build file open (read-only or read-write), like a notebook would."""
+    build = tmp_path / "retrieval.duckdb"
+    duckdb.connect(str(build)).close()
+    code = (
+        f"import duckdb, sys; c = duckdb.connect({str(build)!r}, read_only={request.param}); "
+        "print('ready', flush=True); sys.stdin.read()"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    try:
+        yield process, build
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("holder", [True, False], indirect=True, ids=["held-read-only", "held-read-write"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["build.py"],
+        ["rank.py", "--retriever", "keyword_overlap"],
+        ["import_trec.py", "--collection", "c", "--qrels", "QRELS"],
+    ],
+    ids=["build", "rank", "import_trec"],
+)
+def test_a_locked_build_file_gets_one_line_naming_the_holder(
+    holder: tuple[subprocess.Popen[str], Path], command: list[str], tmp_path: Path
+) -> None:
+    process, build = holder
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    args = [str(tmp_path / "qrels.txt") if a == "QRELS" else a for a in command[1:]]
+    result = script(command[0], *args, env=environment(build))
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    # e.g. build.py: error: /tmp/.../retrieval.duckdb is locked by PID 4242 (python -c import duckdb, sys; ...):
+    #      close that connection, or point readers at /tmp/.../serving.duckdb (read-only), then re-run
+    holder_command = f"{Path(sys.executable).name} -c import duckdb, sys; c = duckdb.connect("
+    assert lines[0].startswith(f"{command[0]}: error: {build} is locked by PID {process.pid} ({holder_command}")
+    assert lines[0].endswith(
+        f"): close that connection, or point readers at {tmp_path / 'serving.duckdb'} (read-only), then re-run"
+    )
+    assert "Traceback" not in result.stderr and not (tmp_path / "serving.duckdb").exists()
