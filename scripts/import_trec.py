@@ -31,13 +31,13 @@ from tqdm import tqdm
 
 from progress import progress
 from warehouse import (
-    RAW_SCHEMA_DDL,
     SEEDED_COLLECTION,
     InputError,
     check_identifier,
     connect,
     database_error,
     database_path,
+    transaction,
 )
 
 RUN_FIELDS = ["question_id", "q0", "doc_id", "file_rank", "score", "tag"]
@@ -337,7 +337,6 @@ def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, r
     The run is ranked first (stage "rank": the ranking is computed as it is inserted), then everything else is
     written (stage "write"; the caller's commit belongs to it too).
     """
-    con.execute(RAW_SCHEMA_DDL)
     key = [collection]
     summary: list[str] = []
     if (
@@ -442,13 +441,8 @@ def main(argv: list[str] | None = None) -> int:
                 check_beir(con, args.beir, args.split)
                 judgments = "beir"
             run_tag = check_trec_run(con, args.run) if args.run else None
-            con.execute("begin transaction")
-            try:
+            with transaction(con):
                 summary = write(con, args.collection, args.run_id, args.run, run_tag, judgments, stages)
-                con.execute("commit")
-            except BaseException:
-                con.execute("rollback")
-                raise
     except InputError as exc:
         print(f"import_trec.py: error: {exc}", file=sys.stderr)
         return 2

@@ -225,8 +225,6 @@ def replace_run(
 
     Other runs are never touched. Returns the number of ranking rows written.
     """
-    check_identifier("collection", collection_id)
-    check_identifier("run id", run_id)
     with transaction(con):
         return write_run(
             con, collection_id=collection_id, run_id=run_id, retriever=retriever, parameters=parameters, ranking=ranking
