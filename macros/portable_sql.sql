@@ -40,3 +40,17 @@
         partition by {{ partition_by }} order by {{ order_by }} rows between unbounded preceding and current row
     )
 {%- endmacro %}
+
+{#- A 64-bit hash of several columns together: a cheap one-column key for finding repeated keys in a big
+    table (the tests then compare the real columns of the few candidates, so a collision never decides). -#}
+{% macro row_hash(columns) -%}
+    {{ return(adapter.dispatch('row_hash', 'retrieval_metrics')(columns)) }}
+{%- endmacro %}
+
+{% macro default__row_hash(columns) -%}
+    xxhash64({{ columns | join(', ') }})
+{%- endmacro %}
+
+{% macro duckdb__row_hash(columns) -%}
+    hash({{ columns | join(', ') }})
+{%- endmacro %}

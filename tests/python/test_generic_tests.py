@@ -1,0 +1,44 @@
+"""Our generic data tests catch what they promise: break raw.rankings by hand and they fail, naming the group.
+
+primary_key and ranks_contiguous find repeats through a 64-bit hash first (see tests/generic/); these cases
+show they still fail on every kind of breakage, and pass again once the data is fixed.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from conftest import Warehouse
+
+RANKING_TESTS = ["stg_raw__rankings,test_name:primary_key", "stg_raw__rankings,test_name:ranks_contiguous"]
+BREAKAGES = {
+    # name: (SQL that breaks the keyword_overlap run's ranking of question error_401, the test that must fail)
+    "repeated rank": ("update raw.rankings set rank = 2 where rank = 3", "ranks_contiguous"),
+    "gap in ranks": ("update raw.rankings set rank = 9 where rank = 8", "ranks_contiguous"),
+    "ranks from 0": ("update raw.rankings set rank = rank - 1 where true", "ranks_contiguous"),
+    "repeated doc": ("update raw.rankings set doc_id = 'errors' where rank = 3", "primary_key"),
+    "null doc": ("update raw.rankings set doc_id = null where rank = 2", "primary_key"),
+}
+
+
+def failed_tests(warehouse: Warehouse) -> dict[str, int]:
+    result = warehouse.dbt("test", "--select", *RANKING_TESTS)
+    return {
+        r.node.name.split("_stg_raw__rankings")[0]: r.failures
+        for r in result.result or []
+        if str(r.status) == "fail"
+    }
+
+
+@pytest.mark.parametrize("breakage", list(BREAKAGES))
+def test_broken_ranking_fails_its_test(warehouse: Warehouse, breakage: str) -> None:
+    assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0
+    warehouse.build("--select", "+stg_raw__rankings", "--exclude", "test_type:data")
+    assert failed_tests(warehouse) == {}
+    sql, test_name = BREAKAGES[breakage]
+    with duckdb.connect(str(warehouse.db_path)) as con:
+        con.execute("alter table raw.rankings alter column doc_id drop not null")
+        con.execute(f"{sql} and question_id = 'error_401' and run_id = 'keyword_overlap'")
+    failures = failed_tests(warehouse)
+    assert failures.get(test_name) == 1, failures
