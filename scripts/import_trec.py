@@ -122,7 +122,7 @@ def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], k
 def check_unique(con: duckdb.DuckDBPyConnection, path: Path, table: str, what: str) -> None:
     """(question_id, doc_id) must be unique: trec_eval refuses duplicates too.
 
-    Grouped on a 64-bit hash of the pair first (one column, not two strings: twice as fast at 10M rows);
+    Grouped on a 64-bit hash of the pair first (one column, not two strings: 2.0 s -> 1.4 s at 10M rows);
     only pairs whose hash repeats (normally none) are compared as strings, so a collision never decides.
     """
     duplicate = con.execute(
