@@ -42,7 +42,7 @@
 {%- endmacro %}
 
 {#- A 64-bit hash of several columns together: a cheap one-column key for finding repeated keys in a big
-    table (the tests then compare the real columns of the few candidates, so a collision never decides). -#}
+    table (repeated_keys then compares the real columns of the few candidates, so a collision never decides). -#}
 {% macro row_hash(columns) -%}
     {{ return(adapter.dispatch('row_hash', 'retrieval_metrics')(columns)) }}
 {%- endmacro %}

@@ -1,11 +1,10 @@
 {#- Within each group of `partition_by`, `rank_column` must run 1, 2, ..., n with no gap or repeat.
     Fails with one row per group that breaks this. n ranks are exactly 1..n when the smallest is 1, the
-    largest is n and none repeats: the bounds are one small aggregation per group, and repeats are found as
-    in primary_key (candidates by a 64-bit hash of group and rank, then checked on the real columns), so a
-    100M-row ranking is checked in a capped memory budget without a count(distinct). -#}
+    largest is n and none repeats: the bounds are one small aggregation per group, and repeated ranks are
+    found through a hash (see repeated_keys), so a 100M-row ranking is checked in a capped memory budget
+    without a count(distinct). -#}
 {% test ranks_contiguous(model, partition_by, rank_column='rank') %}
 {%- set group_key = partition_by | join(', ') -%}
-{%- set rank_key = partition_by + [rank_column] -%}
 with group_bounds as (
     select
         {{ group_key }},
@@ -16,22 +15,9 @@ with group_bounds as (
     group by {{ group_key }}
 ),
 
-repeated_hashes as (
-    select {{ row_hash(rank_key) }} as key_hash
-    from {{ model }}
-    group by {{ row_hash(rank_key) }}
-    having count(*) > 1
-),
-
 groups_with_repeated_ranks as (
     select distinct {{ group_key }}
-    from (
-        select {{ rank_key | join(', ') }}
-        from {{ model }}
-        where {{ row_hash(rank_key) }} in (select key_hash from repeated_hashes)
-        group by {{ rank_key | join(', ') }}
-        having count(*) > 1
-    ) as repeated_ranks
+    from ({{ repeated_keys(model, partition_by + [rank_column]) }}) as repeated_ranks
 )
 
 select group_bounds.*

@@ -1,7 +1,8 @@
-"""Our generic data tests catch what they promise: break raw.rankings by hand and they fail, naming the group.
+"""Our generic data tests catch what they promise: break one question's ranking in raw.rankings by hand and
+the right test fails, with one failing row.
 
-primary_key and ranks_contiguous find repeats through a 64-bit hash first (see tests/generic/); these cases
-show they still fail on every kind of breakage, and pass again once the data is fixed.
+primary_key and ranks_contiguous find repeats through a 64-bit hash first (macros/repeated_keys.sql); these
+cases show that they pass on the clean ranking and still fail on every kind of breakage.
 """
 
 from __future__ import annotations
