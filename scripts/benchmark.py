@@ -7,8 +7,9 @@ The collection (qrels.txt, run.txt) is generated once per (questions, docs per q
 directory and reused. Each peer then runs once, in child processes of this one: wall time is perf_counter
 around the child, peak RSS its ru_maxrss from os.wait4. Peers:
 
-  ours         scripts/import_trec.py, then dbt build (k = 1, 3, 10): two children, times added, RSS the max
-               (dbt's parse cache warmed first, untimed: every build after a project's first one has it)
+  ours         scripts/import_trec.py, then dbt build --select source:raw+ (k = 1, 3, 10): everything the
+               import changed, every mart and test. Two children, times added, RSS the max. Untimed first:
+               a full dbt build of the warehouse before the import (also dbt's parse cache)
   pytrec_eval  read both files into dicts in Python, RelevanceEvaluator(...).evaluate(run), means
   ranx         Qrels/Run.from_file(kind="trec"), ranx.evaluate (numba cache warmed first, untimed)
   duckdb_sql   plain DuckDB SQL over both files: P@10 and NDCG@10, a floor for what raw SQL costs
@@ -314,14 +315,20 @@ def run_ours(data_dir: Path, workdir: Path) -> Result:
         "--target-path", str(workdir / "dbt_target"), "--log-path", str(logs / "dbt"),
     ]  # fmt: skip
     dbt = [str(Path(sys.executable).parent / "dbt"), "--no-use-colors"]
-    dbt_cmd = [*dbt, "build", *dbt_args, "--exclude", "tag:lesson_golden"]
-    # untimed, like ranx's warm numba cache: dbt's parse cache (target/partial_parse.msgpack), which every
-    # build after a project's first one reuses
-    measure([*dbt, "parse", *dbt_args], logs, "ours_dbt_parse", env)
+    # untimed: the warehouse as it stands before the import, built once (the lesson's run and seeds; this also
+    # leaves dbt's parse cache, target/partial_parse.msgpack, that every later build reuses). Its time is
+    # reported: it is dbt's own cost on a warehouse of 9 questions.
+    before_seconds, _, _ = measure([*dbt, "build", *dbt_args, "--exclude", "tag:lesson_golden"], logs, "ours_dbt_before", env)
     import_seconds, import_rss, _ = measure(import_cmd, logs, "ours_import", env)
-    build_seconds, build_rss, _ = measure(dbt_cmd, logs, "ours_dbt_build", env)
+    # timed: rebuild what the import changed, everything downstream of the raw tables (every model and mart,
+    # with their tests); the unchanged seeds are not reloaded
+    build_cmd = [*dbt, "build", *dbt_args, "--select", "source:raw+", "--exclude", "tag:lesson_golden"]
+    build_seconds, build_rss, _ = measure(build_cmd, logs, "ours_dbt_build", env)
     _, _, stdout = measure(self_command("_ours_metrics", str(db_path)), logs, "ours_metrics")
-    note = f"import {import_seconds:.1f} s + dbt build {build_seconds:.1f} s"
+    note = (
+        f"import {import_seconds:.1f} s + dbt build -s source:raw+ {build_seconds:.1f} s"
+        f" (a full dbt build of the 9-question lesson alone: {before_seconds:.1f} s)"
+    )
     return Result("ours", import_seconds + build_seconds, max(import_rss, build_rss), last_json(stdout), note)
 
 

@@ -47,6 +47,9 @@ INTEGER = re.compile(r"^[+-]?\d+$")
 # SQL twins of NUMBER / INTEGER: DuckDB's casts alone also accept '1_000', 'nan', 'inf' and '3.0'
 SQL_BAD_SCORE = "(try_cast(score as double) is null or not isfinite(try_cast(score as double)) or contains(score, '_'))"
 SQL_BAD_GRADE = "(try_cast(relevance as integer) is null or contains(relevance, '.') or contains(relevance, '_'))"
+CSV_OPTIONS = "header = false, quote = '', escape = '', auto_detect = false, strict_mode = true"
+# trec_eval's order within a question: score descending as a 32-bit float, then docno descending
+TREC_ORDER = "partition by question_id order by cast(score as float) desc, doc_id desc"
 
 
 def memory_limit() -> str:
@@ -72,28 +75,38 @@ def at(path: Path, line: int | None) -> str:
     return f"{path}:{line}" if line else str(path)
 
 
-def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], keep: list[str], table: str) -> int:
-    """Load a whitespace-separated file (spaces or tabs) into temp table `table`: the `keep` fields, as text.
-
-    Fast path: DuckDB's CSV reader with the file's one delimiter. Files that mix tabs and runs of spaces
-    go through a regex split of each line instead. Blank lines are skipped. Returns the row count.
-    """
+def csv_source(path: Path, fields: list[str]) -> tuple[str, str]:
+    """DuckDB's CSV reader over a whitespace-separated file, every field as text, with the file's one
+    delimiter (that of its first non-blank line), and the condition true on a line this reader gets wrong: an
+    empty field (a run of delimiters) or the other blank inside a field (mixed blanks). InputError for a
+    missing or empty file."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
-    columns = "{" + ", ".join(f"'{f}': 'varchar'" for f in fields) + "}"
-    options = "header = false, quote = '', escape = '', auto_detect = false, strict_mode = true"
     with path.open(encoding="utf-8", errors="replace") as handle:
         first = next((line for line in handle if line.strip()), None)
     if first is None:
         raise InputError(f"{path}: empty file")
     delimiter, other_blank = ("\t", " ") if "\t" in first else (" ", "\t")
-    # an empty field means a run of delimiters; the other blank inside a field means mixed blanks
+    columns = "{" + ", ".join(f"'{f}': 'varchar'" for f in fields) + "}"
+    reader = (
+        f"read_csv({sql_string(str(path))}, delim = {sql_string(delimiter)}, columns = {columns}, {CSV_OPTIONS})"
+    )
     irregular = " or ".join(f"{f} is null or contains({f}, {sql_string(other_blank)})" for f in fields)
+    return reader, f"({irregular})"
+
+
+def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], keep: list[str], table: str) -> int:
+    """Load a whitespace-separated file (spaces or tabs) into temp table `table`: the `keep` fields, as text.
+
+    Fast path: csv_source. Files that mix tabs and runs of spaces go through a regex split of each line
+    instead. Blank lines are skipped. Returns the row count.
+    """
+    reader, irregular = csv_source(path, fields)
     clean = False
     try:
         con.execute(
-            f"create or replace temp table {table} as select {', '.join(keep)}, ({irregular}) as is_irregular "
-            f"from read_csv({sql_string(str(path))}, delim = {sql_string(delimiter)}, columns = {columns}, {options})"
+            f"create or replace temp table {table} as select {', '.join(keep)}, {irregular} as is_irregular "
+            f"from {reader}"
         )
         clean = con.execute(f"select count(*) from {table} where is_irregular").fetchone()[0] == 0
     except duckdb.Error:
@@ -104,7 +117,7 @@ def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], k
             f"""
             create or replace temp table {table}_lines as
             select string_split_regex(trim(line), '[ \t\r]+') as parts
-            from read_csv({sql_string(str(path))}, delim = '\x1f', columns = {{'line': 'varchar'}}, {options})
+            from read_csv({sql_string(str(path))}, delim = '\x1f', columns = {{'line': 'varchar'}}, {CSV_OPTIONS})
             where trim(coalesce(line, '')) <> ''
             """
         )
@@ -160,19 +173,23 @@ class Stages:
         self.rows: int | None = None
         self.started = self.first_started = time.perf_counter()
         self.last = ""  # "check: 10,000 rows at 1.2M rows/s"
-        self.total_rows = 0
+        self.rows_read: dict[str, int] = {}
 
     def begin(self, name: str, rows: int | None = None) -> None:
-        """End the current stage (if any) and start the next one, on `rows` rows when known."""
+        """End the current stage (if any) and start the next one, on `rows` rows when known. Beginning the
+        stage already running goes on with it (the careful read of a run, after the one-pass read)."""
+        if name == self.name:
+            return
         self.end()
         self.name, self.rows, self.started = name, rows, time.perf_counter()
         running = name if rows is None else f"{name}: {rows:,} rows"
         self.bar.set_postfix_str(f"{running} | {self.last}" if self.last else running)
 
     def count(self, rows: int) -> None:
-        """The current stage's row count, once known (parse learns it as it goes)."""
+        """The rows the current stage read, once known: the judgments (parse) or the run (rank)."""
         self.rows = rows
-        self.total_rows = max(self.total_rows, rows)
+        if self.name:
+            self.rows_read[self.name] = rows
 
     def end(self) -> None:
         if self.name is None:
@@ -190,7 +207,8 @@ class Stages:
     ) -> None:
         if kind is None:
             self.end()
-            self.bar.set_postfix_str(f"{self.total_rows:,} rows at {per_second(self.total_rows, self.first_started)}")
+            total = sum(self.rows_read.values())
+            self.bar.set_postfix_str(f"{total:,} rows at {per_second(total, self.first_started)}")
         else:
             self.bar.leave = False  # an error: clear the bar, the one-line message follows
         self.bar.close()
@@ -205,12 +223,6 @@ def per_second(rows: int, since: float) -> str:
 def parse_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     """TREC qrels (qid iter docno rel) -> temp table qrels_text, as text. Returns the row count."""
     return load_fields(con, path, QRELS_FIELDS, ["question_id", "doc_id", "relevance"], "qrels_text")
-
-
-def load_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """TREC qrels (qid iter docno rel) -> temp table qrels_in (question_id, doc_id, relevance)."""
-    parse_trec_qrels(con, path)
-    check_trec_qrels(con, path)
 
 
 def check_trec_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -232,24 +244,50 @@ def parse_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> int:
     return load_fields(con, path, RUN_FIELDS, ["question_id", "doc_id", "score"], "run_text")
 
 
-def load_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
-    """TREC run (qid Q0 docno rank score tag) -> temp table run_text (question_id, doc_id, score), checked.
-
-    Returns the run's tag (the last field of its first line): the name of the system that produced it.
-    """
-    parse_trec_run(con, path)
-    return check_trec_run(con, path)
-
-
-def check_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
-    """run_text checked: finite scores, one line per (question, doc). Returns the run's tag."""
+def check_trec_run(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """run_text checked: finite scores, one line per (question, doc)."""
     bad = con.execute(f"select score from run_text where {SQL_BAD_SCORE} limit 1").fetchone()
     if bad:
         line = line_of(path, lambda p: len(p) == 6 and not (NUMBER.match(p[4]) and p[4].lower() not in {"nan"}))
         raise InputError(f"{at(path, line)}: score {bad[0]!r} is not a finite number")
     check_unique(con, path, "run_text", "document in run")
+
+
+# the careful read's run (run_text, checked) as the rows write() ranks
+CHECKED_RUN = "select question_id, doc_id, cast(score as double) as score from run_text"
+
+
+def one_pass_run(path: Path) -> str:
+    """A clean run file as the rows write() ranks (question_id, doc_id, score as double), read and checked in
+    the same pass: a line the careful read would refuse or re-split (mixed blanks, a bad score) raises an
+    error instead, and the caller falls back to the careful read, which names the line at fault."""
+    reader, irregular = csv_source(path, RUN_FIELDS)
+    return (
+        f"select question_id, doc_id, cast(case when {irregular} or {SQL_BAD_SCORE} "
+        f"then error('not a clean run line') else score end as double) as score from {reader}"
+    )
+
+
+class CarefulReadNeeded(Exception):
+    """The one-pass read of a run met a line it does not report on (or a repeated (question, doc) hash)."""
+
+
+def run_tag(path: Path) -> str:
+    """The run's tag: the last field of its first non-blank line, the name of the system that produced it."""
     with path.open(encoding="utf-8", errors="replace") as handle:
         return next(line for line in handle if line.strip()).split()[-1]
+
+
+def has_repeated_pair(con: duckdb.DuckDBPyConnection, run_key: list[str]) -> bool:
+    """Whether a (question, doc) hash occurs twice in one run of raw.rankings: a duplicate, or a collision
+    that the careful read (check_unique) then tells apart by comparing the strings."""
+    return bool(
+        con.execute(
+            "select 1 from raw.rankings where collection_id = ? and run_id = ? "
+            "group by hash(question_id, doc_id) having count(*) > 1 limit 1",
+            run_key,
+        ).fetchone()
+    )
 
 
 def beir_files(folder: Path, split: str) -> tuple[Path, Path, Path]:
@@ -261,12 +299,6 @@ BEIR_JSON = (
     ("documents_in", "{'_id': 'varchar', 'title': 'varchar', 'text': 'varchar'}"),
     ("questions_in", "{'_id': 'varchar', 'text': 'varchar'}"),
 )
-
-
-def load_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> None:
-    """A BEIR folder -> temp tables documents_in, questions_in, qrels_in."""
-    parse_beir(con, folder, split)
-    check_beir(con, folder, split)
 
 
 def parse_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> int:
@@ -342,11 +374,12 @@ def beir_line_of(path: Path, key: str | None) -> int | None:
 
 
 def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, run_path: Path | None,
-          run_tag: str | None, judgments: str | None, stages: Stages | None = None) -> str:
+          run_rows: str | None, judgments: str | None, stages: Stages | None = None) -> str:
     """Replace the collection's judgments (if loaded) and/or one run, in the current transaction.
 
-    The run is ranked first (stage "rank": the ranking is computed as it is inserted), then everything else is
-    written (stage "write"; the caller's commit belongs to it too).
+    The run's rows (`run_rows`: CHECKED_RUN, or one_pass_run, which raises CarefulReadNeeded on any line
+    it does not take) are ranked as they are inserted (stage "rank"), then everything else is written
+    (stage "write"; the caller's commit belongs to it too).
     """
     key = [collection]
     summary: list[str] = []
@@ -357,30 +390,33 @@ def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, r
     ):
         raise InputError(f"collection {collection!r} has no judgments yet: import --qrels (or --beir) first")
     run_summary = None
-    if run_id and run_path:
+    if run_id and run_path and run_rows:
         run_key = [collection, run_id]
-        n_rows = con.execute("select count(*) from run_text").fetchone()[0]
         if stages:
-            stages.begin("rank", n_rows)
+            stages.begin("rank")
         con.execute("delete from raw.rankings where collection_id = ? and run_id = ?", run_key)
         con.execute("delete from raw.runs where collection_id = ? and run_id = ?", run_key)
-        con.execute(
-            """
+        insert = f"""
             insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score)
-            select
-                ?, ?, question_id, doc_id,
-                cast(row_number() over (
-                    partition by question_id order by cast(cast(score as double) as float) desc, doc_id desc
-                ) as integer),
-                cast(score as double)
-            from run_text
-            """,
-            run_key,
-        )
-        parameters = json.dumps({"format": "trec", "source": run_path.name, "tag": run_tag}, sort_keys=True)
+            select ?, ?, question_id, doc_id, cast(row_number() over ({TREC_ORDER}) as integer), score
+            from ({run_rows}) as run_rows
+            """
+        if run_rows == CHECKED_RUN:
+            n_rows = con.execute(insert, run_key).fetchone()[0]
+        else:
+            try:
+                n_rows = con.execute(insert, run_key).fetchone()[0]
+            except duckdb.Error as exc:
+                raise CarefulReadNeeded(str(exc)) from exc
+            if n_rows == 0 or has_repeated_pair(con, run_key):
+                raise CarefulReadNeeded("no rows, or a repeated (question, doc) hash")
+        if stages:
+            stages.count(n_rows)
+        tag = run_tag(run_path)
+        parameters = json.dumps({"format": "trec", "source": run_path.name, "tag": tag}, sort_keys=True)
         con.execute(
             "insert into raw.runs values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp))",
-            [*run_key, run_tag, parameters],
+            [*run_key, tag, parameters],
         )
         run_summary = f"run {run_id}: {n_rows} ranked docs"
     if stages:
@@ -432,18 +468,18 @@ def main(argv: list[str] | None = None) -> int:
             connect(database_path(args.db), config={"memory_limit": memory_limit()}) as con,
             Stages(stage_names) as stages,
         ):
-            # Parse and check into temp tables first (a failed read may abort a transaction), then write
-            # everything in one transaction.
+            # Judgments are parsed and checked into temp tables first (a failed read may abort a transaction).
+            # A run is read, checked and ranked in one pass inside the transaction; if that pass meets a
+            # line it does not take, the transaction rolls back and the careful read (temp table, checks
+            # that name the line at fault) takes over.
             stages.begin("parse")
             n_rows = 0
             if args.qrels:
-                n_rows += parse_trec_qrels(con, args.qrels)
+                n_rows = parse_trec_qrels(con, args.qrels)
             elif args.beir:
-                n_rows += parse_beir(con, args.beir, args.split)
-            if args.run:
-                n_rows += parse_trec_run(con, args.run)
+                n_rows = parse_beir(con, args.beir, args.split)
             stages.count(n_rows)
-            stages.begin("check", n_rows)
+            stages.begin("check", n_rows or None)
             judgments = None
             if args.qrels:
                 check_trec_qrels(con, args.qrels)
@@ -451,9 +487,15 @@ def main(argv: list[str] | None = None) -> int:
             elif args.beir:
                 check_beir(con, args.beir, args.split)
                 judgments = "beir"
-            run_tag = check_trec_run(con, args.run) if args.run else None
-            with transaction(con):
-                summary = write(con, args.collection, args.run_id, args.run, run_tag, judgments, stages)
+            run_rows = one_pass_run(args.run) if args.run else None
+            try:
+                with transaction(con):
+                    summary = write(con, args.collection, args.run_id, args.run, run_rows, judgments, stages)
+            except CarefulReadNeeded:
+                parse_trec_run(con, args.run)
+                check_trec_run(con, args.run)
+                with transaction(con):
+                    summary = write(con, args.collection, args.run_id, args.run, CHECKED_RUN, judgments, stages)
     except InputError as exc:
         print(f"import_trec.py: error: {exc}", file=sys.stderr)
         return 2

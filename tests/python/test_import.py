@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from conftest import Warehouse
+from import_trec import CarefulReadNeeded, one_pass_run, write
 from import_trec import main as import_trec
+from warehouse import transaction
 
 QRELS = "1 0 d1 1\n1 0 d2 2\n1 0 d3 0\n07 0 d1 1\n"
 RUN = "1 Q0 d3 9 1.0 tagA\n1\tQ0 d1 8 1.0 tagA\n1 Q0  d2 7 5e-1 tagA\n07 Q0 d5 1 3 tagA\n99 Q0 d1 1 1 tagA\n"
@@ -66,6 +69,37 @@ def test_imported_collection_builds_and_warns_about_unknown_questions(loaded: Wa
     rows = loaded.rows("select question_id, k, ndcg from question_metrics where run_id = 'r1' and k = 2 order by 1")
     assert [row[0] for row in rows] == ["07", "1"]  # "99" is ignored; "07" counts 0 (its relevant doc missing)
     assert loaded.rows("select n_questions from run_metrics where run_id = 'r1' and k = 1") == [(2,)]
+
+
+ONE_PASS = [("07", "d1", 1), ("1", "d1", 1), ("1", "d2", 2)]
+
+
+@pytest.mark.parametrize(
+    ("content", "ranks"),
+    [
+        ("1 Q0 d2 1 5e-1 t\n1 Q0 d1 2 1.0 t\n07 Q0 d1 1 -3 t\n", ONE_PASS),
+        ("1\tQ0\td1\t1\t1.0\tt\n1\tQ0\td2\t2\t0.5\tt\n07\tQ0\td1\t1\t-3\tt\n", ONE_PASS),
+        (RUN, None),  # tabs and runs of spaces mixed: re-split line by line
+        ("1 Q0 d1 1 1 t\n1 Q0 d2 2 inf t\n", None),
+        ("1 Q0 d1 1 1 t\n1 Q0 d1 2 0 t\n", None),  # a duplicate
+        ("1 Q0 d1 1 1 t\n1 Q0 d2 2\n", None),
+    ],
+)
+def test_one_pass_read_takes_clean_runs_and_leaves_the_rest_to_the_careful_read(
+    loaded: Warehouse, tmp_path: Path, content: str, ranks: list[tuple[str, str, int]] | None
+) -> None:
+    """The careful read names the line at fault (see the tests below); the one-pass read has to rank clean
+    files as trec_eval does, and hand every other file over with nothing written (ranks None)."""
+    path = tmp_path / "run.txt"
+    path.write_text(content)
+    with duckdb.connect(str(loaded.db_path)) as con:
+        try:
+            with transaction(con):
+                write(con, "tiny", "r9", path, one_pass_run(path), None)
+        except CarefulReadNeeded:
+            assert ranks is None
+    written = loaded.rows("select question_id, doc_id, rank from raw.rankings where run_id = 'r9' order by all")
+    assert written == (ranks or [])
 
 
 BAD_RUNS = [
