@@ -2,10 +2,13 @@
 
     python scripts/benchmark.py [--questions 10000] [--docs-per-question 1000] [--seed 7] [--workdir DIR]
                                 [--peers ours,pytrec_eval,ranx,duckdb_sql] [--baseline ours] [--markdown FILE]
+                                [--rounds 1]
 
 The collection (qrels.txt, run.txt) is generated once per (questions, docs per question, seed) under the work
-directory and reused. Each peer then runs once, in child processes of this one: wall time is perf_counter
-around the child, peak RSS its ru_maxrss from os.wait4. Peers:
+directory and reused. Each peer then runs in child processes of this one, --rounds times, the peers
+interleaved (round 1: every peer, then round 2, ...) so that a noisy neighbour slows them all alike: wall time
+is perf_counter around the child (the median round is reported), peak RSS its ru_maxrss from os.wait4 (the
+highest of the rounds). Peers:
 
   ours         scripts/import_trec.py, then dbt build --select source:raw+ (k = 1, 3, 10): everything the
                import changed, every mart and test. Two children, times added, RSS the max. Untimed first:
@@ -332,6 +335,21 @@ def run_ours(data_dir: Path, workdir: Path) -> Result:
     return Result("ours", import_seconds + build_seconds, max(import_rss, build_rss), last_json(stdout), note)
 
 
+def median_run(runs: list[Result]) -> Result:
+    """One peer's rounds as one result: the round with the median wall time (the lower middle one of an even
+    number), with the highest peak RSS of all rounds and, when there were several, every round's time."""
+    timed = sorted((r for r in runs if r.seconds is not None), key=lambda r: cast(float, r.seconds))
+    if not timed:
+        return runs[0]  # skipped or failed: its note says why
+    middle = timed[(len(timed) - 1) // 2]
+    rss = max(cast(int, r.max_rss_kib) for r in timed)
+    note = middle.note
+    if len(runs) > 1:
+        rounds = ", ".join(f"{r.seconds:.2f}" if r.seconds is not None else "failed" for r in runs)
+        note = "; ".join(filter(None, [note, f"median of {len(runs)} rounds: {rounds} s"]))
+    return Result(middle.peer, middle.seconds, rss, middle.metrics, note)
+
+
 def run_peer(name: str, data_dir: Path, workdir: Path) -> Result:
     try:
         if name == "ours":
@@ -436,7 +454,8 @@ def write_markdown(path: Path, args: argparse.Namespace, results: list[Result], 
     text = [
         (
             f"Generated collection: {args.questions:,} questions x {args.docs_per_question:,} docs = {rows:,} run"
-            f" lines (seed {args.seed}); one run of each peer, peak RSS = ru_maxrss of its process(es)."
+            f" lines (seed {args.seed}); {args.rounds} round(s) of every peer, interleaved: wall s is the"
+            " median round, peak RSS the highest ru_maxrss of its process(es) in any round."
         ),
         "",
         markdown_table(results, args.baseline),
@@ -458,11 +477,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated, run in this order")
     parser.add_argument("--baseline", default="ours", help="the peer the ratios divide by (default: ours)")
     parser.add_argument("--markdown", type=Path, help="also write the table and machine info to this file")
+    parser.add_argument("--rounds", type=int, default=1, help="run every peer this many times, interleaved; "
+                        "report each one's median wall time and its highest peak RSS (default: 1)")
     args = parser.parse_args(argv)
     peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     unknown = sorted(set(peers) - set(PEERS))
-    if unknown or not peers or args.questions < 1 or args.docs_per_question < 1:
-        parser.error(f"--peers takes some of {','.join(PEERS)}; sizes must be >= 1 (unknown: {unknown})")
+    if unknown or not peers or min(args.questions, args.docs_per_question, args.rounds) < 1:
+        parser.error(f"--peers takes some of {','.join(PEERS)}; sizes and rounds must be >= 1 (unknown: {unknown})")
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(workdir / "logs", ignore_errors=True)
@@ -475,13 +496,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmark: error: could not generate the collection: {exc}", file=sys.stderr)
         return 2
     print(f"benchmark: data in {data_dir}")
-    results = []
-    with progress(peers, desc="benchmark", unit="peer") as bar:
-        for peer in bar:
-            bar.set_postfix_str(peer)
+    runs: dict[str, list[Result]] = {peer: [] for peer in peers}
+    schedule = [(n, peer) for n in range(1, args.rounds + 1) for peer in peers]  # interleaved: noise hits all
+    with progress(schedule, desc="benchmark", unit="peer") as bar:
+        for n, peer in bar:
+            bar.set_postfix_str(f"round {n}: {peer}")
             if not interactive():
-                print(f"benchmark: running {peer} ...", flush=True)
-            results.append(run_peer(peer, data_dir, workdir))
+                print(f"benchmark: round {n} of {args.rounds}: running {peer} ...", flush=True)
+            runs[peer].append(run_peer(peer, data_dir, workdir))
+    results = [median_run(peer_runs) for peer_runs in runs.values()]
     print()
     print(text_table(results, args.baseline))
     checks = agreement_lines(results)

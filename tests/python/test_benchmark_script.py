@@ -11,7 +11,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from benchmark import generate
+from benchmark import Result, generate, median_run
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "benchmark.py"
 
@@ -55,6 +55,7 @@ def test_cli_runs_pytrec_eval_and_duckdb_sql_and_they_agree(tmp_path: Path) -> N
     command = [
         sys.executable, str(SCRIPT), "--questions", "20", "--docs-per-question", "30", "--seed", "3",
         "--workdir", str(tmp_path / "work"), "--peers", "pytrec_eval,duckdb_sql", "--markdown", str(markdown),
+        "--rounds", "2",
     ]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -66,9 +67,20 @@ def test_cli_runs_pytrec_eval_and_duckdb_sql_and_they_agree(tmp_path: Path) -> N
         seconds, rss_mib = float(row[1]), float(row[2])
         assert seconds > 0 and rss_mib > 0
     assert any(line.startswith("check: pytrec_eval and duckdb_sql agree to 1e-09") for line in lines)
+    assert sum("median of 2 rounds" in line for line in lines) == 2
 
     report = markdown.read_text()
     assert "| pytrec_eval |" in report and "| duckdb_sql |" in report and "nproc" in report
 
     rerun = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert rerun.returncode == 0 and "agree to 1e-09" in rerun.stdout  # reuses the generated data
+
+
+def test_a_peers_rounds_report_the_median_time_and_the_highest_memory() -> None:
+    rounds = [Result("p", 5.0, 100, {"m": 5.0}), Result("p", 1.0, 300, {"m": 1.0}), Result("p", 3.0, 200, {"m": 3.0})]
+    median = median_run(rounds)
+    assert (median.seconds, median.max_rss_kib, median.metrics) == (3.0, 300, {"m": 3.0})
+    assert median.note == "median of 3 rounds: 5.00, 1.00, 3.00 s"
+    assert median_run(rounds[:2]).seconds == 1.0  # an even number: the lower middle one
+    skipped = Result("p", note="skipped: not installed")
+    assert median_run([skipped]) is skipped
