@@ -7,10 +7,12 @@
 
 Files are read in bulk by DuckDB; ids stay text exactly as written ("7", "07" and "007" differ). A run is
 ranked once, here, as trec_eval ranks it: score descending (as a 32-bit float), ties by docno descending
-compared as strings; the file's rank column is ignored. Judgments replace the collection's judgments; a run
-replaces that run only. Everything is written in one transaction: on any error the database is left exactly
-as it was, and one line on stderr names the file and line (or key) at fault (or, for a database another
-process holds, that process). On a terminal a progress bar over the stages (parse, check, rank, write) shows
+compared as strings; the file's rank column is ignored. A clean run file is read, checked and ranked in one
+pass straight into raw.rankings; any other file (mixed blanks, a bad line) is rolled back and read again the
+careful way, through a temp table, which names the line at fault. Judgments replace the collection's
+judgments; a run replaces that run only. Everything is written in one transaction: on any error the database
+is left exactly as it was, and one line on stderr names the file and line (or key) at fault (or, for a
+database another process holds, that process). On a terminal a progress bar over the stages (parse, check, rank, write) shows
 each stage's rows and rows/s on stderr; in a pipe or under CI, only the one summary line.
 """
 
@@ -401,15 +403,15 @@ def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, r
             select ?, ?, question_id, doc_id, cast(row_number() over ({TREC_ORDER}) as integer), score
             from ({run_rows}) as run_rows
             """
-        if run_rows == CHECKED_RUN:
+        one_pass = run_rows != CHECKED_RUN
+        try:
             n_rows = con.execute(insert, run_key).fetchone()[0]
-        else:
-            try:
-                n_rows = con.execute(insert, run_key).fetchone()[0]
-            except duckdb.Error as exc:
-                raise CarefulReadNeeded(str(exc)) from exc
-            if n_rows == 0 or has_repeated_pair(con, run_key):
-                raise CarefulReadNeeded("no rows, or a repeated (question, doc) hash")
+        except duckdb.Error as exc:
+            if not one_pass:
+                raise
+            raise CarefulReadNeeded(str(exc)) from exc
+        if one_pass and (n_rows == 0 or has_repeated_pair(con, run_key)):
+            raise CarefulReadNeeded("no rows, or a repeated (question, doc) hash")
         if stages:
             stages.count(n_rows)
         tag = run_tag(run_path)
