@@ -12,8 +12,8 @@ pass straight into raw.rankings; any other file (mixed blanks, a bad line) is ro
 careful way, through a temp table, which names the line at fault. Judgments replace the collection's
 judgments; a run replaces that run only. Everything is written in one transaction: on any error the database
 is left exactly as it was, and one line on stderr names the file and line (or key) at fault (or, for a
-database another process holds, that process). On a terminal a progress bar over the stages (parse, check, rank, write) shows
-each stage's rows and rows/s on stderr; in a pipe or under CI, only the one summary line.
+database another process holds, that process). On a terminal a progress bar over the stages (parse, check,
+rank, write) shows each stage's rows and rows/s on stderr; in a pipe or under CI, only the one summary line.
 """
 
 from __future__ import annotations
