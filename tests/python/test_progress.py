@@ -105,7 +105,8 @@ def test_in_a_pipe_the_scripts_print_their_summary_line_and_no_bar(
 
     bench = in_a_pipe(benchmark_args(tmp_path), env)
     assert bench.returncode == 0 and bench.stderr == "", bench.stderr
-    assert "benchmark: running pytrec_eval ..." in bench.stdout  # in a log, one line per peer instead of a bar
+    # in a log, one line per peer (and round) instead of a bar
+    assert "benchmark: round 1 of 1: running pytrec_eval ..." in bench.stdout
     assert not BAR.search(bench.stdout)
 
 
