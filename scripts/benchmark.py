@@ -20,7 +20,7 @@ highest of the rounds). Peers:
 The parent stays small on purpose (no numpy or duckdb import here; generation runs in a child too): a child
 started from a process that once held N MB reports ru_maxrss >= N, so a fat parent would inflate every peer.
 (It imports tqdm, about 18 MB in all, far below any peer's own peak: ru_maxrss is a high-water mark.)
-On a terminal a progress bar over the peers runs on stderr; in a pipe or under CI, one line per peer.
+On a terminal a progress bar over the peers runs on stderr; in a pipe or under CI, one line per peer and round.
 ranx needs `pip install -r requirements-bench.txt -c constraints.txt`; without it that peer is skipped.
 """
 
