@@ -1,8 +1,9 @@
 """Our generic data tests catch what they promise: break one question's ranking in raw.rankings by hand and
 the right test fails, with one failing row.
 
-primary_key and ranks_contiguous find repeats through a 64-bit hash first (macros/repeated_keys.sql); these
-cases show that they pass on the clean ranking and still fail on every kind of breakage.
+primary_key finds repeats through a 64-bit hash first, ranks_contiguous counts distinct ranks in a bitstring
+per group (macros/portable_sql.sql); these cases show that both pass on the clean ranking and still fail on
+every kind of breakage.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from conftest import Warehouse
 RANKING_TESTS = ["stg_raw__rankings,test_name:primary_key", "stg_raw__rankings,test_name:ranks_contiguous"]
 BREAKAGES = {
     # name: (SQL that breaks the keyword_overlap run's ranking of question error_401, the test that must fail)
-    "repeated rank": ("update raw.rankings set rank = 2 where rank = 3", "ranks_contiguous"),
+    "repeated rank": ("update raw.rankings set rank = 2 where rank = 3", "ranks_contiguous"),  # min 1, max n kept
     "gap in ranks": ("update raw.rankings set rank = 9 where rank = 8", "ranks_contiguous"),
     "ranks from 0": ("update raw.rankings set rank = rank - 1 where true", "ranks_contiguous"),
+    "rank far beyond n": ("update raw.rankings set rank = 100000 where rank = 1", "ranks_contiguous"),
     "repeated doc": ("update raw.rankings set doc_id = 'errors' where rank = 3", "primary_key"),
     "null doc": ("update raw.rankings set doc_id = null where rank = 2", "primary_key"),
 }
