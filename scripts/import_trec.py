@@ -134,6 +134,13 @@ def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], k
     return count
 
 
+def repeated_pair_hashes(rows: str) -> str:
+    """SQL for the 64-bit hashes of (question_id, doc_id) that occur more than once in `rows` (a table or a
+    subquery): one column to group on, not two strings. Normally none; a hash found here is a duplicate or,
+    rarely, a collision, which only a comparison of the strings tells apart."""
+    return f"select hash(question_id, doc_id) as pair_hash from {rows} group by pair_hash having count(*) > 1"
+
+
 def check_unique(con: duckdb.DuckDBPyConnection, path: Path, table: str, what: str) -> None:
     """(question_id, doc_id) must be unique: trec_eval refuses duplicates too.
 
@@ -142,9 +149,7 @@ def check_unique(con: duckdb.DuckDBPyConnection, path: Path, table: str, what: s
     """
     duplicate = con.execute(
         f"""
-        with repeated_hashes as (
-            select hash(question_id, doc_id) as pair_hash from {table} group by pair_hash having count(*) > 1
-        )
+        with repeated_hashes as ({repeated_pair_hashes(table)})
         select question_id, doc_id from {table}
         where hash(question_id, doc_id) in (select pair_hash from repeated_hashes)
         group by question_id, doc_id having count(*) > 1
@@ -283,13 +288,8 @@ def run_tag(path: Path) -> str:
 def has_repeated_pair(con: duckdb.DuckDBPyConnection, run_key: list[str]) -> bool:
     """Whether a (question, doc) hash occurs twice in one run of raw.rankings: a duplicate, or a collision
     that the careful read (check_unique) then tells apart by comparing the strings."""
-    return bool(
-        con.execute(
-            "select 1 from raw.rankings where collection_id = ? and run_id = ? "
-            "group by hash(question_id, doc_id) having count(*) > 1 limit 1",
-            run_key,
-        ).fetchone()
-    )
+    run = "(select question_id, doc_id from raw.rankings where collection_id = ? and run_id = ?) as run"
+    return bool(con.execute(f"{repeated_pair_hashes(run)} limit 1", run_key).fetchone())
 
 
 def beir_files(folder: Path, split: str) -> tuple[Path, Path, Path]:
@@ -376,12 +376,12 @@ def beir_line_of(path: Path, key: str | None) -> int | None:
 
 
 def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, run_path: Path | None,
-          run_rows: str | None, judgments: str | None, stages: Stages | None = None) -> str:
+          judgments: str | None, stages: Stages | None = None, one_pass: bool = False) -> str:
     """Replace the collection's judgments (if loaded) and/or one run, in the current transaction.
 
-    The run's rows (`run_rows`: CHECKED_RUN, or one_pass_run, which raises CarefulReadNeeded on any line
-    it does not take) are ranked as they are inserted (stage "rank"), then everything else is written
-    (stage "write"; the caller's commit belongs to it too).
+    The run's rows (`one_pass`: read from the file by one_pass_run, CarefulReadNeeded on any line it does not
+    take; else CHECKED_RUN, from the careful read) are ranked as they are inserted (stage "rank"), then
+    everything else is written (stage "write"; the caller's commit belongs to it too).
     """
     key = [collection]
     summary: list[str] = []
@@ -392,7 +392,7 @@ def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, r
     ):
         raise InputError(f"collection {collection!r} has no judgments yet: import --qrels (or --beir) first")
     run_summary = None
-    if run_id and run_path and run_rows:
+    if run_id and run_path:
         run_key = [collection, run_id]
         if stages:
             stages.begin("rank")
@@ -401,9 +401,8 @@ def write(con: duckdb.DuckDBPyConnection, collection: str, run_id: str | None, r
         insert = f"""
             insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score)
             select ?, ?, question_id, doc_id, cast(row_number() over ({TREC_ORDER}) as integer), score
-            from ({run_rows}) as run_rows
+            from ({one_pass_run(run_path) if one_pass else CHECKED_RUN}) as run_rows
             """
-        one_pass = run_rows != CHECKED_RUN
         try:
             n_rows = con.execute(insert, run_key).fetchone()[0]
         except duckdb.Error as exc:
@@ -489,15 +488,14 @@ def main(argv: list[str] | None = None) -> int:
             elif args.beir:
                 check_beir(con, args.beir, args.split)
                 judgments = "beir"
-            run_rows = one_pass_run(args.run) if args.run else None
             try:
                 with transaction(con):
-                    summary = write(con, args.collection, args.run_id, args.run, run_rows, judgments, stages)
+                    summary = write(con, args.collection, args.run_id, args.run, judgments, stages, one_pass=True)
             except CarefulReadNeeded:
                 parse_trec_run(con, args.run)
                 check_trec_run(con, args.run)
                 with transaction(con):
-                    summary = write(con, args.collection, args.run_id, args.run, CHECKED_RUN, judgments, stages)
+                    summary = write(con, args.collection, args.run_id, args.run, judgments, stages)
     except InputError as exc:
         print(f"import_trec.py: error: {exc}", file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from conftest import Warehouse
-from import_trec import CarefulReadNeeded, one_pass_run, write
+from import_trec import CarefulReadNeeded, write
 from import_trec import main as import_trec
 from warehouse import transaction
 
@@ -95,7 +95,7 @@ def test_one_pass_read_takes_clean_runs_and_leaves_the_rest_to_the_careful_read(
     with duckdb.connect(str(loaded.db_path)) as con:
         try:
             with transaction(con):
-                write(con, "tiny", "r9", path, one_pass_run(path), None)
+                write(con, "tiny", "r9", path, None, one_pass=True)
         except CarefulReadNeeded:
             assert ranks is None
     written = loaded.rows("select question_id, doc_id, rank from raw.rankings where run_id = 'r9' order by all")
