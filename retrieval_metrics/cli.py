@@ -1,0 +1,239 @@
+"""The `retrieval-metrics` command: one subcommand per job, each a thin layer over the package.
+
+Every subcommand answers a bad argument, bad input or a database another process holds with one line on
+stderr, `retrieval-metrics <command>: error: ...`, and exit code 2, writing nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import duckdb
+
+from retrieval_metrics.warehouse import REPO_ROOT, InputError, database_error, database_path, serving_path, shown
+
+PROG = "retrieval-metrics"
+BENCHMARK = REPO_ROOT / "scripts" / "benchmark.py"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so that the wrapper prints the one line."""
+
+    command_names: set[str] = set()
+
+    def error(self, message: str) -> NoReturn:
+        raise InputError(message)
+
+
+def rank(args: argparse.Namespace) -> str:
+    from tqdm import tqdm
+
+    from retrieval_metrics.ranking import RankRequest, rank_collection
+    from retrieval_metrics.retrievers import RETRIEVER_NAMES
+
+    request = RankRequest(
+        retrievers=list(RETRIEVER_NAMES) if args.all else [args.retriever],
+        collection_id=args.collection,
+        run_id=args.run_id,
+        every_installed=args.all,
+    )
+    rank_collection(database_path(args.db), request, lambda line: tqdm.write(f"{PROG} rank: {line}", file=sys.stdout))
+    return ""
+
+
+def import_(args: argparse.Namespace) -> str:
+    from retrieval_metrics.importing import ImportRequest, import_collection
+
+    request = ImportRequest(args.collection, args.qrels, args.beir, args.split, args.run, args.run_id)
+    return f"collection {args.collection}: {import_collection(database_path(args.db), request, f'{PROG} import')}"
+
+
+def build(args: argparse.Namespace) -> str:
+    from retrieval_metrics.dbt_runner import run_dbt
+    from retrieval_metrics.serving import check_unlocked, publish
+
+    database = database_path().absolute()
+    serving = serving_path(database).absolute()
+    if serving == database:
+        raise InputError(f"the serving copy and the build database are the same file {shown(database)}: "
+                         "set RETRIEVAL_SERVING_DB to another path")  # fmt: skip
+    check_unlocked(database)
+    code = run_dbt(["build", *args.dbt_args], database).returncode
+    if code != 0:
+        try:
+            check_unlocked(database)  # a reader that opened the file while dbt ran: say so in one line
+            reason = f"dbt build failed (exit {code})"
+        except duckdb.IOException as exc:
+            reason = database_error(database, exc)
+        raise CommandFailed(f"{reason}; {shown(serving)} left as it was", code)
+    try:
+        size = publish(database, serving, os.environ.get("RETRIEVAL_SERVING_STORAGE_VERSION") or None)
+    except duckdb.IOException:
+        raise
+    except (OSError, RuntimeError, duckdb.Error) as exc:
+        raise InputError(f"could not publish {shown(serving)}: {str(exc).splitlines()[0]}; it was left as it was")
+    return (f"published {shown(serving)} ({size / 2**20:.1f} MiB), a copy of {shown(database)}; "
+            "BI tools and notebooks read it read-only")  # fmt: skip
+
+
+def scorecard(args: argparse.Namespace) -> str:
+    from retrieval_metrics.scorecard import scorecard as render
+    from retrieval_metrics.warehouse import open_existing
+
+    with open_existing(database_path(args.db)) as con:
+        text = render(con)
+    return text or f"no runs yet: write one with `{PROG} rank`, then `{PROG} build`"
+
+
+def report(args: argparse.Namespace) -> str:
+    from retrieval_metrics.report import write_report
+
+    return write_report(database_path(args.db), args.out)
+
+
+def export(args: argparse.Namespace) -> str:
+    from retrieval_metrics.export import export as run_export
+
+    return run_export(database_path(args.db), args.format, args.out, args.collection, args.run_id, args.digits)
+
+
+def query(args: argparse.Namespace) -> str:
+    from retrieval_metrics.warehouse import open_existing
+
+    with open_existing(database_path(args.db)) as con:
+        try:
+            con.sql(args.sql).show(max_width=200, max_rows=200)
+        except duckdb.Error as exc:
+            raise InputError(str(exc).splitlines()[0]) from None
+    return ""
+
+
+def bench(args: argparse.Namespace) -> str:
+    if not BENCHMARK.exists():
+        raise InputError(f"the benchmark harness is the repo's {BENCHMARK.relative_to(REPO_ROOT)}: run from a clone")
+    code = subprocess.call([sys.executable, str(BENCHMARK), *args.bench_args])
+    if code != 0:
+        raise CommandFailed(f"the benchmark failed (exit {code})", code)
+    return ""
+
+
+class CommandFailed(Exception):
+    """A step the command ran (dbt, the benchmark) failed: one line, and that step's exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def add_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help="the DuckDB file (default: $RETRIEVAL_DB, else retrieval.duckdb in the repo)")
+
+
+def parser() -> Parser:
+    """The command line: one subparser per subcommand, each with its handler as `run`."""
+    top = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
+
+    def command(name: str, handler: Callable[[argparse.Namespace], str], help_text: str) -> Parser:
+        sub: Parser = commands.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(run=handler)
+        return sub
+
+    from retrieval_metrics.retrievers import RETRIEVER_NAMES  # light: no dense packages imported
+
+    ranking = command("rank", rank, "rank a collection's questions with built-in retrievers, one run each")
+    which = ranking.add_mutually_exclusive_group(required=True)
+    which.add_argument("--retriever", choices=RETRIEVER_NAMES)
+    which.add_argument("--all", action="store_true", help="every installed retriever, one run each")
+    ranking.add_argument("--collection", default="docent", help="the collection to rank (default: docent)")
+    ranking.add_argument("--run-id", help="the run to write (default: the retriever's name); not with --all")
+    add_db(ranking)
+
+    importing = command("import", import_, "import TREC qrels, a BEIR folder and/or a TREC run into a collection")
+    importing.add_argument("--collection", required=True, help="collection name (a plain identifier)")
+    importing.add_argument("--qrels", type=Path, help="TREC qrels file: qid iter docno rel")
+    importing.add_argument("--beir", type=Path, help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    importing.add_argument("--split", default="test", help="BEIR qrels split (default: test)")
+    importing.add_argument("--run", type=Path, help="TREC run file: qid Q0 docno rank score tag")
+    importing.add_argument("--run-id", help="run id for --run (a plain identifier)")
+    add_db(importing)
+
+    building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read")
+    building.add_argument("dbt_args", nargs="*", metavar="DBT_ARG", help="passed to dbt build, e.g. --select x+")
+
+    add_db(command("scorecard", scorecard, "print the lesson's table for every run, then the runs side by side"))
+
+    reporting = command("report", report, "write a self-contained HTML report with charts")
+    reporting.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: report)")
+    add_db(reporting)
+
+    exporting = command("export", export, "export the marts as CSV or Parquet, or one run in trec_eval's -q layout")
+    exporting.add_argument("--format", required=True, choices=["csv", "parquet", "trec"])
+    exporting.add_argument("--out", required=True, help="directory (csv, parquet), or file or - for stdout (trec)")
+    exporting.add_argument("--collection", help="only this collection (required for trec)")
+    exporting.add_argument("--run-id", help="only this run (required for trec)")
+    exporting.add_argument("--digits", type=int, default=4, help="decimals of the trec values (default 4)")
+    add_db(exporting)
+
+    querying = command("query", query, "run one SQL statement read-only and print the result")
+    querying.add_argument("sql", help="one SQL statement")
+    add_db(querying)
+
+    benching = command("bench", bench, "benchmark against pytrec_eval, ranx and plain DuckDB SQL")
+    benching.add_argument("bench_args", nargs="*", metavar="ARG", help="passed to scripts/benchmark.py")
+    top.command_names = set(commands.choices)
+    return top
+
+
+PASS_THROUGH = {"build": "dbt_args", "bench": "bench_args"}  # the rest of their line goes to dbt / the harness
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; print its result on stdout, or one error line on stderr and return 2."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    top = parser()
+    name = argv[0] if argv and argv[0] in top.command_names else None
+    where = f"{PROG} {name}" if name else PROG
+    args: argparse.Namespace | None = None
+    try:
+        if name in PASS_THROUGH and argv[1:] not in (["-h"], ["--help"]):
+            args = top.parse_args([name])
+            setattr(args, PASS_THROUGH[name], argv[1:])  # verbatim, in order: options and values alike
+        else:
+            args = top.parse_args(argv)
+        where = f"{PROG} {args.command}"
+        output = args.run(args)
+    except InputError as exc:
+        return fail(where, str(exc))
+    except CommandFailed as exc:
+        fail(where, str(exc))
+        return exc.code
+    except duckdb.IOException as exc:
+        db = getattr(args, "db", None) if args is not None else None
+        return fail(where, database_error(database_path(db), exc))
+    except duckdb.Error as exc:
+        return fail(where, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    except OSError as exc:
+        return fail(where, str(exc))
+    except KeyboardInterrupt:
+        fail(where, "interrupted; nothing more was written")
+        return 130
+    if output:
+        print(output if args.command in {"scorecard", "export"} else f"{where}: {output}")
+    return 0
+
+
+def fail(where: str, message: str) -> int:
+    """Print the one error line; the exit code for bad input."""
+    print(f"{where}: error: {message}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

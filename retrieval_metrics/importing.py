@@ -1,0 +1,136 @@
+"""Import a collection's judgments (a TREC qrels file or a BEIR folder) and/or one TREC run into the raw tables.
+
+Judgments replace the collection's judgments; a run replaces that run only. Everything is written in one
+transaction: on any error the database is left exactly as it was, and the InputError names the file and line
+(or key) at fault. A clean run file is read, checked and ranked in one pass straight into raw.rankings; if that
+pass meets a line it does not take, the transaction rolls back and the careful read (a temp table, checks that
+name the line at fault) takes over. On a terminal a progress bar over the stages (parse, check, rank, write)
+shows each stage's rows and rows/s on stderr.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from retrieval_metrics import beir, trec
+from retrieval_metrics.progress import Stages
+from retrieval_metrics.raw_tables import Run, has_judgments, replace_judgments, replace_run
+from retrieval_metrics.warehouse import (
+    SEEDED_COLLECTION,
+    InputError,
+    check_identifier,
+    connect,
+    memory_limit,
+    transaction,
+)
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """What to import into one collection: judgments from qrels or a BEIR folder, and/or one run."""
+
+    collection_id: str
+    qrels: Path | None = None
+    beir: Path | None = None
+    split: str = "test"
+    run: Path | None = None
+    run_id: str | None = None
+
+    def check(self) -> None:
+        """InputError for a request that cannot be carried out, before anything is read."""
+        check_identifier("collection", self.collection_id)
+        if not (self.qrels or self.beir or self.run):
+            raise InputError("nothing to import: give --qrels, --beir and/or --run")
+        if self.qrels and self.beir:
+            raise InputError("give --qrels or --beir, not both: each replaces the collection's judgments")
+        if (self.qrels or self.beir) and self.collection_id == SEEDED_COLLECTION:
+            raise InputError(f"collection {SEEDED_COLLECTION!r} is the lesson's seeds: its judgments live in seeds/")
+        if self.run_id is not None:
+            check_identifier("run id", self.run_id)
+        if bool(self.run) != (self.run_id is not None):
+            raise InputError("--run and --run-id go together")
+
+
+class CarefulReadNeeded(Exception):
+    """The one-pass read of a run met a line it does not report on (or a repeated (question, doc) hash)."""
+
+
+def import_collection(database: Path, request: ImportRequest, desc: str = "import") -> str:
+    """Carry out the request in one transaction; returns the one-line summary of what was written."""
+    request.check()
+    stage_names = ["parse", "check", *(["rank"] if request.run else []), "write"]
+    with connect(database, config={"memory_limit": memory_limit()}) as con, Stages(stage_names, desc) as stages:
+        # Judgments are parsed and checked into temp tables first (a failed read may abort a transaction).
+        stages.begin("parse")
+        rows = 0
+        if request.qrels:
+            rows = trec.parse_qrels(con, request.qrels)
+        elif request.beir:
+            rows = beir.parse_beir(con, request.beir, request.split)
+        stages.count(rows)
+        stages.begin("check", rows or None)
+        if request.qrels:
+            trec.check_qrels(con, request.qrels)
+        elif request.beir:
+            beir.check_beir(con, request.beir, request.split)
+        try:
+            with transaction(con):
+                return write(con, request, stages, one_pass=True)
+        except CarefulReadNeeded:
+            assert request.run is not None
+            checked = trec.read_run(con, request.run)
+            with transaction(con):
+                return write(con, request, stages, checked_run=checked)
+
+
+def write(
+    con: duckdb.DuckDBPyConnection,
+    request: ImportRequest,
+    stages: Stages | None = None,
+    *,
+    one_pass: bool = False,
+    checked_run: str | None = None,
+) -> str:
+    """Write the checked judgments (temp tables qrels_in, and questions_in / documents_in for BEIR) and/or the
+    run, in the current transaction. The run's rows come from the file in one pass (`one_pass`:
+    CarefulReadNeeded on any line that pass does not take) or from the careful read's query (`checked_run`).
+    """
+    judged = bool(request.qrels or request.beir)
+    collection_id = request.collection_id
+    if not judged and collection_id != SEEDED_COLLECTION and not has_judgments(con, collection_id):
+        raise InputError(f"collection {collection_id!r} has no judgments yet: import --qrels (or --beir) first")
+    summary: list[str] = []
+    run_summary = None
+    if request.run and request.run_id:
+        if stages:
+            stages.begin("rank")
+        tag = trec.run_tag(request.run)
+        run = Run(collection_id, request.run_id, tag, {"format": "trec", "source": request.run.name, "tag": tag})
+        rows = trec.one_pass_run(request.run) if one_pass else checked_run
+        assert rows is not None, "a run is written from the one-pass read or from the careful read"
+        try:
+            n_rows = replace_run(con, run, trec.ranked_rows(rows))
+        except duckdb.Error as exc:
+            if not one_pass:
+                raise
+            raise CarefulReadNeeded(str(exc)) from exc
+        if one_pass and (n_rows == 0 or trec.has_repeated_pair(con, [collection_id, request.run_id])):
+            raise CarefulReadNeeded("no rows, or a repeated (question, doc) hash")
+        if stages:
+            stages.count(n_rows)
+        run_summary = f"run {request.run_id}: {n_rows} ranked docs"
+    if stages:
+        stages.begin("write")
+    if judged:
+        is_beir = request.beir is not None
+        replace_judgments(con, collection_id, "qrels_in", *(("questions_in", "documents_in") if is_beir else ()))
+        n_qrels, n_questions = con.execute("select count(*), count(distinct question_id) from qrels_in").fetchone()
+        summary.append(f"{n_qrels} judgments for {n_questions} questions")
+        if is_beir:
+            summary.append(f"{con.execute('select count(*) from documents_in').fetchone()[0]} documents")
+    if run_summary:
+        summary.append(run_summary)
+    return "; ".join(summary)

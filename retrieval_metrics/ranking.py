@@ -1,0 +1,197 @@
+"""Rank a collection's questions with the built-in retrievers and write one run per retriever.
+
+The documents and questions come from the warehouse (intermediate.int_documents_unioned and
+int_questions_unioned), so every collection is read the same way: the seeded Docent set or an imported one.
+Before reading, a small dbt build (selector `collection_inputs`) refreshes the seeds and those views and runs
+the seeds' own tests, so an edited seed file is what gets ranked and a bad one stops here. Each run's full
+ranking of every document goes to raw.rankings and one row to raw.runs, replacing that run only, in one
+transaction per run. A dense run also caches the document embeddings in raw.doc_embeddings in that same
+transaction, and reuses them while a document's title and text are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from retrieval_metrics.dbt_runner import first_failure, run_dbt
+from retrieval_metrics.progress import progress
+from retrieval_metrics.raw_tables import Ranking, Run, cached_doc_embeddings, replace_run, store_doc_embeddings
+from retrieval_metrics.retrievers import (
+    DENSE,
+    LEXICAL_RETRIEVERS,
+    RETRIEVER_NAMES,
+    Document,
+    Encoder,
+    ScoredDoc,
+    dense,
+    dense_parameters,
+    doc_text,
+    load_dense_encoder,
+)
+from retrieval_metrics.warehouse import InputError, check_identifier, connect, shown, transaction
+
+COLLECTION_INPUTS = "collection_inputs"  # the dbt selector (selectors.yml) of what the ranking reads
+
+
+@dataclass(frozen=True)
+class RankRequest:
+    """Which retrievers rank which collection; run_id names the run of a single retriever (default: its name)."""
+
+    retrievers: Sequence[str]
+    collection_id: str = "docent"
+    run_id: str | None = None
+    every_installed: bool = False  # --all: skip dense, with one line, when its packages are missing
+
+    def check(self) -> None:
+        check_identifier("collection", self.collection_id)
+        unknown = [name for name in self.retrievers if name not in RETRIEVER_NAMES]
+        if unknown:
+            raise InputError(f"unknown retriever {unknown[0]!r} (choose from {', '.join(RETRIEVER_NAMES)})")
+        if self.run_id is not None:
+            if len(self.retrievers) != 1:
+                raise InputError("--run-id names a single run: use it with --retriever, not --all")
+            check_identifier("run id", self.run_id)
+
+
+def refresh_collection_inputs(database: Path) -> None:
+    """dbt build of the `collection_inputs` selector; InputError naming the failed node if it fails."""
+    built = run_dbt(["build", "--selector", COLLECTION_INPUTS, "--quiet"], database, capture=True)
+    if built.returncode != 0:
+        raise InputError(
+            f"the collection's documents and questions did not load (dbt build --selector {COLLECTION_INPUTS}): "
+            f"{first_failure(built.stdout + built.stderr)}"
+        )
+
+
+def read_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple[list[Document], list[tuple[str, str]]]:
+    """The collection's documents (in doc_position order: the order ties keep) and (question_id, question)."""
+    documents = [
+        Document(doc_id, title or "", text or "")
+        for doc_id, title, text in con.execute(
+            "select doc_id, title, doc_text from intermediate.int_documents_unioned "
+            "where collection_id = ? order by doc_position",
+            [collection_id],
+        ).fetchall()
+    ]
+    questions = [
+        (question_id, text or "")
+        for question_id, text in con.execute(
+            "select question_id, question_text from intermediate.int_questions_unioned "
+            "where collection_id = ? order by question_id",
+            [collection_id],
+        ).fetchall()
+    ]
+    if not documents or not questions:
+        missing = "documents" if not documents else "questions"
+        raise InputError(
+            f"collection {collection_id!r} has no {missing} in the warehouse: only the seeded docent collection "
+            "and collections imported with --beir have both"
+        )
+    return documents, questions
+
+
+def to_ranking(question_ids: Sequence[str], rankings: Sequence[list[ScoredDoc]]) -> Ranking:
+    """Column-wise rows of per-question rankings; ranks are 1..N in the retriever's order."""
+    rows = [
+        (q, position, s)
+        for q, ranked in zip(question_ids, rankings, strict=True)
+        for position, s in enumerate(ranked, 1)
+    ]
+    reported = any(s.matched_terms is not None for _, _, s in rows)
+    return Ranking(
+        question_ids=[q for q, _, _ in rows],
+        doc_ids=[s.doc_id for _, _, s in rows],
+        ranks=[position for _, position, _ in rows],
+        scores=[s.score for _, _, s in rows],
+        matched_terms=[s.matched_terms for _, _, s in rows] if reported else None,
+    )
+
+
+def rank_lexical(name: str, docs: Sequence[Document], questions: Sequence[tuple[str, str]]) -> Ranking:
+    """One lexical retriever over every question."""
+    retrieve, _ = LEXICAL_RETRIEVERS[name]
+    return to_ranking([q for q, _ in questions], retrieve([text for _, text in questions], docs))
+
+
+def doc_embeddings(
+    con: duckdb.DuckDBPyConnection, collection_id: str, encoder: Encoder, docs: Sequence[Document]
+) -> tuple[np.ndarray, int]:
+    """The docs' embeddings, one row each, and how many were computed: cached ones are reused, the missing or
+    stale ones (title or text changed) are computed and cached, in the caller's transaction."""
+    doc_ids = [d.doc_id for d in docs]
+    texts = [doc_text(d) for d in docs]
+    vectors = cached_doc_embeddings(con, collection_id, encoder.model, doc_ids, texts)
+    missing = [i for i, doc_id in enumerate(doc_ids) if doc_id not in vectors]
+    if missing:
+        fresh = encoder.encode([texts[i] for i in missing]).tolist()
+        store_doc_embeddings(
+            con, collection_id, encoder.model, [doc_ids[i] for i in missing], [texts[i] for i in missing], fresh
+        )
+        vectors.update(zip([doc_ids[i] for i in missing], fresh, strict=True))
+    return np.array([vectors[doc_id] for doc_id in doc_ids], dtype=np.float32), len(missing)
+
+
+def rank_dense(
+    con: duckdb.DuckDBPyConnection,
+    collection_id: str,
+    encoder: Encoder,
+    docs: Sequence[Document],
+    questions: Sequence[tuple[str, str]],
+) -> tuple[Ranking, int]:
+    """The dense retriever over every question (questions are embedded now, docs through the cache), and how
+    many doc embeddings were computed."""
+    vectors, computed = doc_embeddings(con, collection_id, encoder, docs)
+    question_vectors = encoder.encode([text for _, text in questions])
+    return to_ranking([q for q, _ in questions], dense(question_vectors, docs, vectors)), computed
+
+
+def rank_collection(database: Path, request: RankRequest, say: Callable[[str], None]) -> None:
+    """Rank and write one run per retriever of the request; `say` gets one line per run (and per skip)."""
+    request.check()
+    names = list(request.retrievers)
+    encoder: Encoder | None = None
+    if DENSE in names:
+        try:
+            encoder = load_dense_encoder()
+        except ImportError as exc:
+            if not request.every_installed:
+                raise InputError(f"the dense retriever needs its packages: run `make install-dense` ({exc})") from None
+            say(f"skipped dense: its packages are not installed ({exc}); `make install-dense` adds them")
+            names.remove(DENSE)
+    with connect(database) as con, transaction(con):
+        pass  # the raw schema, which dbt's sources need; a database another process holds fails here, first
+    refresh_collection_inputs(database)
+    collection_id = request.collection_id
+    with connect(database) as con:
+        docs, questions = read_collection(con, collection_id)
+        # On a terminal, a bar over (retriever, question) pairs, advanced as each retriever finishes its questions.
+        with progress(total=len(names) * len(questions), desc="rank", unit="question") as bar:
+            # Lexical rankings are computed before anything is written: a failure there writes nothing.
+            lexical: dict[str, Ranking] = {}
+            for name in names:
+                if name != DENSE:
+                    bar.set_postfix_str(name)
+                    lexical[name] = rank_lexical(name, docs, questions)
+                    bar.update(len(questions))
+            for name in names:
+                note = ""
+                with transaction(con):
+                    if name == DENSE and encoder is not None:
+                        bar.set_postfix_str(name)
+                        ranking, computed = rank_dense(con, collection_id, encoder, docs, questions)
+                        bar.update(len(questions))
+                        parameters = dense_parameters(encoder)
+                        note = f" ({computed} doc embeddings computed, {len(docs) - computed} reused)"
+                    else:
+                        ranking, parameters = lexical[name], LEXICAL_RETRIEVERS[name][1]
+                    run = Run(collection_id, request.run_id or name, name, parameters)
+                    written = replace_run(con, run, *ranking.as_rows())
+                say(
+                    f"wrote run {collection_id}/{run.run_id}: {written} ranked docs for "
+                    f"{len(set(ranking.question_ids))} questions{note}"
+                )

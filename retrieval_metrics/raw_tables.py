@@ -1,0 +1,158 @@
+"""The one writer of the raw tables: runs and their rankings, a collection's judgments (with its documents and
+questions), and the dense retriever's embedding cache.
+
+Every function here runs inside the caller's transaction (warehouse.transaction), which also creates the raw
+schema; the caller commits or rolls back. Rows move as SQL (a query over a file, a temp table or unnested
+lists), never row by row from Python.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import duckdb
+
+from retrieval_metrics.warehouse import check_identifier
+
+
+@dataclass(frozen=True)
+class Run:
+    """What raw.runs records of a run: its key, the retriever (or the run file's tag) and its parameters."""
+
+    collection_id: str
+    run_id: str
+    retriever: str
+    parameters: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One run's rankings, column-wise: row i says question_ids[i] ranked doc_ids[i] at ranks[i]."""
+
+    question_ids: Sequence[str]
+    doc_ids: Sequence[str]
+    ranks: Sequence[int]
+    scores: Sequence[float]
+    # per row, the question terms the doc matched (any order; stored sorted and joined); None: not reported
+    matched_terms: Sequence[Collection[str] | None] | None = None
+
+    def as_rows(self) -> tuple[str, list[object]]:
+        """The rows as a query for replace_run: the lists unnest together, with no Python loop over rows."""
+        matched = self.matched_terms if self.matched_terms is not None else [None] * len(self.ranks)
+        sql = """
+            select unnest(?::varchar[]) as question_id, unnest(?::varchar[]) as doc_id,
+                unnest(?::integer[]) as rank, unnest(?::double[]) as score,
+                array_to_string(list_sort(unnest(?::varchar[][])), ', ') as matched_terms
+            """
+        terms = [None if t is None else list(t) for t in matched]
+        return sql, [list(self.question_ids), list(self.doc_ids), list(self.ranks), list(self.scores), terms]
+
+
+def replace_run(con: duckdb.DuckDBPyConnection, run: Run, rows: str, params: Sequence[object] = ()) -> int:
+    """Replace one run of one collection in raw.runs / raw.rankings; other runs are never touched.
+
+    `rows` is a query (with `params`) giving question_id, doc_id, rank, score and matched_terms.
+    Returns the number of ranking rows written.
+    """
+    check_identifier("collection", run.collection_id)
+    check_identifier("run id", run.run_id)
+    key = [run.collection_id, run.run_id]
+    con.execute("delete from raw.rankings where collection_id = ? and run_id = ?", key)
+    con.execute("delete from raw.runs where collection_id = ? and run_id = ?", key)
+    written = con.execute(
+        f"""
+        insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score, matched_terms)
+        select ?, ?, question_id, doc_id, rank, score, matched_terms from ({rows}) as run_rows
+        """,
+        [*key, *params],
+    ).fetchone()
+    con.execute(
+        """
+        insert into raw.runs (collection_id, run_id, retriever, parameters, created_at)
+        values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp))
+        """,
+        [*key, run.retriever, json.dumps(dict(run.parameters), sort_keys=True)],
+    )
+    return int(written[0]) if written else 0
+
+
+def has_judgments(con: duckdb.DuckDBPyConnection, collection_id: str) -> bool:
+    """Whether an imported collection has judgments in raw.qrels."""
+    found = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone()
+    return bool(found and found[0])
+
+
+def replace_judgments(
+    con: duckdb.DuckDBPyConnection,
+    collection_id: str,
+    qrels: str,
+    questions: str | None = None,
+    documents: str | None = None,
+) -> None:
+    """Replace an imported collection's judgments, questions and documents with the rows of the given tables
+    (qrels: question_id, doc_id, relevance; questions: question_id, question_text; documents: doc_id, title,
+    doc_text). Only the questions that have judgments are kept: the others are not part of the evaluation."""
+    key = [collection_id]
+    for table in ("qrels", "questions", "documents"):
+        con.execute(f"delete from raw.{table} where collection_id = ?", key)
+    con.execute(
+        f"insert into raw.qrels (collection_id, question_id, doc_id, relevance) "
+        f"select ?, question_id, doc_id, relevance from {qrels}",
+        key,
+    )
+    if questions:
+        con.execute(
+            f"insert into raw.questions (collection_id, question_id, question_text) "
+            f"select ?, question_id, question_text from {questions} "
+            f"where question_id in (select question_id from {qrels})",
+            key,
+        )
+    if documents:
+        con.execute(
+            f"insert into raw.documents (collection_id, doc_id, title, doc_text) "
+            f"select ?, doc_id, title, doc_text from {documents}",
+            key,
+        )
+
+
+def cached_doc_embeddings(
+    con: duckdb.DuckDBPyConnection, collection_id: str, model: str, doc_ids: Sequence[str], texts: Sequence[str]
+) -> dict[str, list[float]]:
+    """The cached embeddings (by doc id) of the docs whose embedded text is unchanged: same sha256, same model."""
+    rows = con.execute(
+        """
+        select d.doc_id, e.embedding
+        from (select unnest(?::varchar[]) as doc_id, unnest(?::varchar[]) as doc_text) as d
+        join raw.doc_embeddings as e
+            on e.collection_id = ? and e.model = ? and e.doc_id = d.doc_id and e.text_sha256 = sha256(d.doc_text)
+        """,
+        [list(doc_ids), list(texts), collection_id, model],
+    ).fetchall()
+    return {doc_id: embedding for doc_id, embedding in rows}
+
+
+def store_doc_embeddings(
+    con: duckdb.DuckDBPyConnection,
+    collection_id: str,
+    model: str,
+    doc_ids: Sequence[str],
+    texts: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+) -> None:
+    """Cache the embeddings of these docs' texts, replacing any stale row of the same (collection, doc, model)."""
+    con.execute(
+        "delete from raw.doc_embeddings where collection_id = ? and model = ? and list_contains(?::varchar[], doc_id)",
+        [collection_id, model, list(doc_ids)],
+    )
+    con.execute(
+        """
+        insert into raw.doc_embeddings (collection_id, doc_id, model, text_sha256, embedding)
+        select ?, doc_id, ?, sha256(doc_text), embedding
+        from (
+            select unnest(?::varchar[]) as doc_id, unnest(?::varchar[]) as doc_text, unnest(?::float[][]) as embedding
+        )
+        """,
+        [collection_id, model, list(doc_ids), list(texts), [list(e) for e in embeddings]],
+    )

@@ -1,0 +1,170 @@
+"""The warehouse file: where it is, how to open it, the raw schema every writer fills, and the one-line errors
+for bad input and for a database another process holds.
+
+Everything the package writes goes into the `raw` schema, which dbt reads as sources, inside one
+transaction: on any error it rolls back, so earlier runs and tables stay exactly as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+REPO_ROOT = Path(__file__).resolve().parents[1]  # the dbt project this package drives
+IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+SEEDED_COLLECTION = "docent"  # its documents, questions and judgments are the dbt seeds, never imported
+
+RAW_SCHEMA_DDL = """
+create schema if not exists raw;
+create table if not exists raw.runs (
+    collection_id varchar not null,
+    run_id varchar not null,
+    retriever varchar not null,
+    parameters varchar not null,
+    created_at timestamp not null
+);
+create table if not exists raw.rankings (
+    collection_id varchar not null,
+    run_id varchar not null,
+    question_id varchar not null,
+    doc_id varchar not null,
+    rank integer not null,
+    score double
+);
+-- the question terms the doc matched, sorted and joined with ', ' (lexical retrievers; null otherwise)
+alter table raw.rankings add column if not exists matched_terms varchar;
+-- the dense retriever's cache of document embeddings: reused while the embedded text is unchanged
+create table if not exists raw.doc_embeddings (
+    collection_id varchar not null,
+    doc_id varchar not null,
+    model varchar not null,
+    text_sha256 varchar not null,
+    embedding float[] not null
+);
+create table if not exists raw.documents (
+    collection_id varchar not null,
+    doc_id varchar not null,
+    title varchar,
+    doc_text varchar
+);
+create table if not exists raw.questions (
+    collection_id varchar not null,
+    question_id varchar not null,
+    question_text varchar
+);
+create table if not exists raw.qrels (
+    collection_id varchar not null,
+    question_id varchar not null,
+    doc_id varchar not null,
+    relevance integer not null
+);
+"""
+
+
+class InputError(Exception):
+    """Bad input or arguments: the message is one line that names what is at fault."""
+
+
+def database_path(override: str | os.PathLike[str] | None = None) -> Path:
+    """The DuckDB file: an explicit path, else $RETRIEVAL_DB, else retrieval.duckdb in the repo root."""
+    return Path(override or os.environ.get("RETRIEVAL_DB") or REPO_ROOT / "retrieval.duckdb")
+
+
+def serving_path(build: Path | None = None) -> Path:
+    """The serving copy BI tools and notebooks read: $RETRIEVAL_SERVING_DB, else serving.duckdb beside the
+    build database."""
+    override = os.environ.get("RETRIEVAL_SERVING_DB")
+    return Path(override) if override else (build or database_path()).parent / "serving.duckdb"
+
+
+def memory_limit() -> str:
+    """DuckDB's memory cap for writers (it spills to disk beyond it): $RETRIEVAL_MEMORY_LIMIT or 600MB."""
+    return os.environ.get("RETRIEVAL_MEMORY_LIMIT", "600MB")
+
+
+def sql_literal(value: object) -> str:
+    """A SQL string literal of str(value): single quotes doubled. For the few places DuckDB takes no
+    parameter (a file name in read_csv or COPY, an ATTACH option)."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def connect(
+    path: Path | str, *, read_only: bool = False, config: Mapping[str, Any] | None = None
+) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect with DuckDB's own progress bar off, so commands print one line per result.
+
+    (enable_progress_bar is a per-connection setting: DuckDB refuses it in the connect config.)
+    """
+    con = duckdb.connect(str(path), read_only=read_only, config=dict(config or {}))
+    con.execute("set enable_progress_bar = false")
+    return con
+
+
+def open_existing(path: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a warehouse that must already exist (InputError, naming the file, if not)."""
+    if not path.exists():
+        raise InputError(f"{shown(path)} does not exist: run `make run` first")
+    return connect(path, read_only=True)
+
+
+def shown(path: Path | str) -> str:
+    """A path as the user knows it: relative to the working directory when it is under it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
+
+
+def process_command(pid: int, fallback: str) -> str:
+    """The command line of process `pid`, on one line and short (/proc/<pid>/cmdline), else `fallback`."""
+    try:
+        argv = [a.decode(errors="replace") for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        argv = []
+    if not argv:
+        return os.path.basename(fallback) or "unknown program"
+    command = re.sub(r"\s+", " ", " ".join([os.path.basename(argv[0]), *argv[1:]])).strip()
+    return command if len(command) <= 80 else command[:77] + "..."
+
+
+def database_error(path: Path, exc: duckdb.Error) -> str:
+    """One line for a database that cannot be opened. DuckDB's lock conflict says which process holds the file
+    and what to do about it; any other error keeps DuckDB's first line."""
+    match = LOCK_HOLDER.search(str(exc))
+    if match is None:
+        first_line = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return f"cannot open the database {shown(path)}: {first_line}"
+    pid = int(match["pid"])
+    return (
+        f"{shown(path)} is locked by PID {pid} ({process_command(pid, match['exe'])}): "
+        f"close that connection, or point readers at {shown(serving_path(path))} (read-only), then re-run"
+    )
+
+
+def check_identifier(kind: str, value: str | None) -> str:
+    """Collection and run ids must be plain identifiers: letters, digits, '_', '.', '-', no spaces."""
+    if value is None or not IDENTIFIER.match(value):
+        raise InputError(f"{kind} {value!r} is not a plain identifier (letters, digits, '_', '.', '-')")
+    return value
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One transaction with the raw schema in place: commit if the block succeeds, else roll back and re-raise."""
+    con.execute("begin transaction")
+    try:
+        con.execute(RAW_SCHEMA_DDL)
+        yield
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
