@@ -136,13 +136,13 @@ def add_db(parser: argparse.ArgumentParser) -> None:
 
 
 def parser() -> Parser:
-    """The command line: one subparser per subcommand, each with its handler as `run`."""
+    """The command line: one subparser per subcommand, each with its handler as `handler`."""
     top = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
 
     def command(name: str, handler: Callable[[argparse.Namespace], str], help_text: str) -> Parser:
         sub: Parser = commands.add_parser(name, help=help_text, description=help_text)
-        sub.set_defaults(run=handler)
+        sub.set_defaults(handler=handler)
         return sub
 
     from retrieval_metrics.retrievers import RETRIEVER_NAMES  # light: no dense packages imported
@@ -208,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             args = top.parse_args(argv)
         where = f"{PROG} {args.command}"
-        output = args.run(args)
+        output = args.handler(args)
     except InputError as exc:
         return fail(where, str(exc))
     except CommandFailed as exc:

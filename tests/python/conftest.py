@@ -1,4 +1,11 @@
-"""Shared fixtures: every test gets its own temporary DuckDB file; dbt runs in-process via dbtRunner."""
+"""Shared fixtures. Every warehouse is a temporary DuckDB file; dbt runs in-process through dbtRunner, the
+`retrieval-metrics` command as a user runs it (a child process).
+
+Builds are shared: `lesson` (the lesson's run, built) and `every_retriever` (every installed retriever's run,
+built) are built once per session and only read; a test that changes a warehouse works on `.copy()` of one,
+a copy of the file, instead of building its own. Tests that run dbt carry the `dbt` marker, end-to-end ones
+`slow`; `make test-fast` runs the rest.
+"""
 
 from __future__ import annotations
 
@@ -14,26 +21,54 @@ import pytest
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/generic", "tests/marts", "scripts"]
+PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "selectors.yml", "models", "macros", "seeds", "tests/generic",
+                 "tests/marts"]  # fmt: skip
+
+
+def cli_env(db_path: Path, target_dir: Path, project_dir: Path = REPO_ROOT) -> dict[str, str]:
+    """The environment of a `retrieval-metrics` child: this warehouse, dbt's files out of the repo."""
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MAKELEVEL", "MFLAGS", "RETRIEVAL_SERVING_DB"}}
+    return {
+        **env,
+        "RETRIEVAL_DB": str(db_path),
+        "DBT_PROJECT_DIR": str(project_dir),
+        "DBT_TARGET_PATH": str(target_dir),
+        "DBT_LOG_PATH": str(target_dir / "logs"),
+    }
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`retrieval-metrics ARGS` in a child process, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "retrieval_metrics", *args],
+        capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=900, check=False,
+    )  # fmt: skip
 
 
 class Warehouse:
-    """A dbt project directory plus its own DuckDB file."""
+    """A dbt project directory plus its own DuckDB file and dbt target directory."""
 
     def __init__(self, project_dir: Path, db_path: Path, target_dir: Path) -> None:
         self.project_dir = project_dir
         self.db_path = db_path
         self.target_dir = target_dir
 
+    @property
+    def env(self) -> dict[str, str]:
+        return cli_env(self.db_path, self.target_dir, self.project_dir)
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`retrieval-metrics ARGS` against this warehouse."""
+        return run_cli(*args, env=self.env)
+
     def rank(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """Run scripts/rank.py as a user would, against this warehouse's database."""
-        return subprocess.run(
-            [sys.executable, str(self.project_dir / "scripts" / "rank.py"), *args],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "RETRIEVAL_DB": str(self.db_path)},
-            check=False,
-        )
+        return self.cli("rank", *args)
+
+    def ranked(self, *args: str) -> Warehouse:
+        """rank, asserting it succeeded."""
+        result = self.rank(*args)
+        assert result.returncode == 0, result.stderr
+        return self
 
     def dbt(self, *args: str) -> dbtRunnerResult:
         os.environ["RETRIEVAL_DB"] = str(self.db_path)
@@ -47,7 +82,7 @@ class Warehouse:
                 "--quiet",
                 "--target", "in_process",
             ]
-        )
+        )  # fmt: skip
 
     def build(self, *args: str) -> dbtRunnerResult:
         """dbt build; fails the test on any node that errored or failed."""
@@ -60,6 +95,12 @@ class Warehouse:
         assert result.success and not failed, f"dbt build failed: {failed or result.exception}"
         return result
 
+    def copy(self, folder: Path) -> Warehouse:
+        """A copy of this warehouse's file in `folder`, to change without touching the shared one."""
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(self.db_path, folder / self.db_path.name)
+        return Warehouse(self.project_dir, folder / self.db_path.name, folder / "target")
+
     def connect(self) -> duckdb.DuckDBPyConnection:
         return duckdb.connect(str(self.db_path), read_only=True)
 
@@ -68,21 +109,39 @@ class Warehouse:
             return con.execute(sql, params or []).fetchall()
 
 
-@pytest.fixture(scope="session")
-def dbt_target_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("dbt-target")
-
-
 @pytest.fixture
-def warehouse(tmp_path: Path, dbt_target_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Warehouse]:
+def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Warehouse]:
     """The repo's project against an empty temporary database: never the user's retrieval.duckdb."""
     monkeypatch.setenv("RETRIEVAL_DB", str(tmp_path / "warehouse.duckdb"))
-    yield Warehouse(REPO_ROOT, tmp_path / "warehouse.duckdb", dbt_target_dir)
+    yield Warehouse(REPO_ROOT, tmp_path / "warehouse.duckdb", tmp_path / "target")
+
+
+def built_warehouse(folder: Path, *rank_args: str) -> Warehouse:
+    """A new warehouse in `folder`: ranked with rank_args, then built (every test passing)."""
+    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb", folder / "target")
+    warehouse.ranked(*rank_args).build()
+    return warehouse
+
+
+@pytest.fixture(scope="session")
+def lesson(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """The lesson: keyword_overlap's run of the Docent questions, built. Read it; change a .copy()."""
+    return built_warehouse(tmp_path_factory.mktemp("lesson"), "--retriever", "keyword_overlap")
+
+
+@pytest.fixture(scope="session")
+def every_retriever(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """Every installed retriever's run of the Docent questions (rank --all), built. Read it; change a .copy()."""
+    return built_warehouse(tmp_path_factory.mktemp("every-retriever"), "--all")
 
 
 @pytest.fixture
 def project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Warehouse]:
     """A private copy of the project (to edit seeds in) with its own database and target directory."""
+    yield copy_project(tmp_path, monkeypatch)
+
+
+def copy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch | None = None) -> Warehouse:
     project = tmp_path / "project"
     for name in PROJECT_FILES:
         source = REPO_ROOT / name
@@ -91,5 +150,6 @@ def project_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Wa
         else:
             (project / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(source, project / name)
-    monkeypatch.setenv("RETRIEVAL_DB", str(tmp_path / "copy.duckdb"))
-    yield Warehouse(project, tmp_path / "copy.duckdb", tmp_path / "target")
+    if monkeypatch is not None:
+        monkeypatch.setenv("RETRIEVAL_DB", str(tmp_path / "copy.duckdb"))
+    return Warehouse(project, tmp_path / "copy.duckdb", tmp_path / "target")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from pathlib import Path
 
@@ -10,8 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import Warehouse
-from import_trec import main as import_trec
+from conftest import REPO_ROOT, Warehouse
+from retrieval_metrics.cli import main as cli
+
+pytestmark = pytest.mark.dbt
 
 # one relevant doc ("rel") per question; each run puts it at these ranks (None: not retrieved)
 BASELINE_RANKS = {"q1": 1, "q2": 2, "q3": 3, "q4": 1, "q5": None}
@@ -35,21 +38,24 @@ def write_run(path: Path, ranks: dict[str, int | None]) -> Path:
     return path
 
 
-@pytest.fixture
-def compared(warehouse: Warehouse, tmp_path: Path) -> Warehouse:
-    qrels = tmp_path / "qrels.txt"
+@pytest.fixture(scope="module")
+def compared(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """The lesson's warehouse (the docent collection too), copied, with the pair collection imported and built
+    with VARS once; tests that build with other settings work on a copy of it."""
+    folder = tmp_path_factory.mktemp("compared")
+    warehouse = lesson.copy(folder)
+    qrels = folder / "qrels.txt"
     qrels.write_text("".join(f"{q} 0 rel 1\n" for q in BASELINE_RANKS))
     db = ["--db", str(warehouse.db_path)]
-    assert import_trec(["--collection", "pair", "--qrels", str(qrels), *db]) == 0
+    assert cli(["import", "--collection", "pair", "--qrels", str(qrels), *db]) == 0
     for run_id, ranks in (("base", BASELINE_RANKS), ("better", BETTER_RANKS), ("worse", WORSE_RANKS)):
-        run = write_run(tmp_path / f"{run_id}.txt", ranks)
-        assert import_trec(["--collection", "pair", "--run", str(run), "--run-id", run_id, *db]) == 0
-    assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0  # the docent collection too
+        run = write_run(folder / f"{run_id}.txt", ranks)
+        assert cli(["import", "--collection", "pair", "--run", str(run), "--run-id", run_id, *db]) == 0
+    warehouse.build("--exclude", "tag:lesson_golden", "--vars", VARS)
     return warehouse
 
 
 def test_question_comparisons_and_counts_are_exact(compared: Warehouse) -> None:
-    compared.build("--exclude", "tag:lesson_golden", "--vars", VARS)
     rows = compared.rows(
         "select run_id, question_id, run_value, baseline_value, difference, outcome from question_comparisons "
         "where collection_id = 'pair' and metric = 'ndcg' order by run_id, question_id"
@@ -86,7 +92,6 @@ def exact_sign_flip_p_value(differences: np.ndarray) -> float:
 
 
 def test_p_values_match_scipy_and_an_exact_enumeration(compared: Warehouse) -> None:
-    compared.build("--exclude", "tag:lesson_golden", "--vars", VARS)
     got = {
         (row[0], row[1]): row[2:]
         for row in compared.rows(
@@ -114,9 +119,10 @@ def test_p_values_match_scipy_and_an_exact_enumeration(compared: Warehouse) -> N
         assert got[(large, "ndcg")][position] == pytest.approx(adjusted_large, abs=1e-12)
 
 
-def test_the_randomization_test_samples_with_a_fixed_seed_when_not_exact(compared: Warehouse) -> None:
+def test_the_randomization_test_samples_with_a_fixed_seed_when_not_exact(compared: Warehouse, tmp_path: Path) -> None:
     # 2^5 > 16 permutations: sampled, so the value depends on the seed and must be the same every build
     vars_ = VARS[:-1] + ", n_permutations: 16}"
+    compared = compared.copy(tmp_path / "sampled")
     compared.build("--exclude", "tag:lesson_golden", "--vars", vars_)
     first = compared.rows("select run_id, metric, randomization_p_value, n_permutations, is_exact_randomization "
                           "from run_comparisons where collection_id = 'pair' order by 1, 2")
@@ -127,12 +133,13 @@ def test_the_randomization_test_samples_with_a_fixed_seed_when_not_exact(compare
 
 
 def test_regression_gate_passes_for_a_better_run(compared: Warehouse) -> None:
-    result = compared.build("--exclude", "tag:lesson_golden", "--vars", VARS)
-    gates = [r for r in result.result if r.node.name.startswith("no_regression_vs_baseline")]
-    assert len(gates) == 2 and all(str(r.status) == "pass" for r in gates)
+    results = json.loads((compared.target_dir / "run_results.json").read_text())["results"]  # the fixture's build
+    gates = [r for r in results if r["unique_id"].split(".")[2].startswith("no_regression_vs_baseline")]
+    assert len(gates) == 2 and all(r["status"] == "pass" for r in gates)
 
 
-def test_regression_gate_fails_the_build_and_names_the_questions(compared: Warehouse) -> None:
+def test_regression_gate_fails_the_build_and_names_the_questions(compared: Warehouse, tmp_path: Path) -> None:
+    compared = compared.copy(tmp_path / "gated")
     result = compared.dbt(
         "build", "--exclude", "tag:lesson_golden", "--vars", VARS.replace("[better]", "[better, worse]")
     )

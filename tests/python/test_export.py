@@ -1,19 +1,19 @@
-"""scripts/export_metrics.py: CSV / Parquet copies of the marts, and trec_eval's -q layout equal to pytrec_eval's."""
+"""`retrieval-metrics export`: CSV / Parquet copies of the marts, and trec_eval's -q layout equal to pytrec_eval's."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
 import pytrec_eval
 
-from conftest import REPO_ROOT, Warehouse
-from export_metrics import TABLES, main
+from conftest import Warehouse, run_cli
+from retrieval_metrics.cli import main as cli
+from retrieval_metrics.export import TABLES
 from trec_reference import warehouse_inputs
+
+pytestmark = pytest.mark.dbt
 
 KS = [1, 2, 3]
 TREC_MEASURES = {"num_ret", "num_rel", "map", "Rprec", "recip_rank"} | {
@@ -26,16 +26,13 @@ RUN = ["--collection", "docent", "--run-id", "keyword_overlap"]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, dbt_target_dir: Path) -> Iterator[Warehouse]:
-    """The lesson's run, ranked and built once for the whole module in its own temporary database."""
-    db_path = tmp_path_factory.mktemp("export") / "warehouse.duckdb"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RETRIEVAL_DB", str(db_path))
-        warehouse = Warehouse(REPO_ROOT, db_path, dbt_target_dir)
-        result = warehouse.rank("--retriever", "keyword_overlap")
-        assert result.returncode == 0, result.stderr
-        warehouse.build()
-        yield warehouse
+def built(lesson: Warehouse) -> Warehouse:
+    """The shared lesson warehouse (keyword_overlap, built); exports only read it."""
+    return lesson
+
+
+def main(args: list[str]) -> int:
+    return cli(["export", *args])
 
 
 @pytest.fixture(scope="module")
@@ -125,11 +122,10 @@ def test_trec_values_equal_pytrec_eval(built: Warehouse, trec_text: str) -> None
 
 
 def test_trec_digits_and_stdout(built: Warehouse, trec_text: str) -> None:
-    command = [sys.executable, str(REPO_ROOT / "scripts" / "export_metrics.py"), "--format", "trec", "--out", "-",
-               "--db", str(built.db_path), *RUN]
-    default = subprocess.run(command, capture_output=True, text=True, check=False)
+    command = ["export", "--format", "trec", "--out", "-", "--db", str(built.db_path), *RUN]
+    default = run_cli(*command)
     assert (default.returncode, default.stdout, default.stderr) == (0, trec_text, "")
-    six = subprocess.run([*command, "--digits", "6"], capture_output=True, text=True, check=False)
+    six = run_cli(*command, "--digits", "6")
     assert f"{'P_3':<22}\tall\t0.296296" in six.stdout.splitlines()
     assert f"{'num_rel':<22}\tall\t9" in six.stdout.splitlines()
 
@@ -154,6 +150,6 @@ def test_errors_exit_2_with_one_line_and_write_nothing(
     assert main([*args, "--out", str(out), *db]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith("export_metrics.py: error: ") and captured.err.count("\n") == 1
+    assert captured.err.startswith("retrieval-metrics export: error: ") and captured.err.count("\n") == 1
     assert message in captured.err
     assert not out.exists()

@@ -1,4 +1,4 @@
-"""scripts/report.py on the Docent warehouse: the files, the numbers, no external resources, and a real render in
+"""`retrieval-metrics report` on the Docent warehouse: the files, the numbers, no external resources, and a real render in
 headless Chromium (skipped without Chromium unless CI is set, where a missing browser fails the test)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from conftest import REPO_ROOT, Warehouse
-from report import main as report
+from retrieval_metrics.cli import main as cli
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -44,10 +44,14 @@ def headless(binary: str, profile: Path, *args: str) -> subprocess.CompletedProc
     return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
 
 
-def test_report_files_numbers_and_rendering(warehouse: Warehouse, tmp_path: Path) -> None:
-    result = warehouse.rank("--all")
-    assert result.returncode == 0, result.stderr
-    warehouse.build()
+def report(args: list[str]) -> int:
+    return cli(["report", *args])
+
+
+@pytest.mark.dbt
+@pytest.mark.slow
+def test_report_files_numbers_and_rendering(every_retriever: Warehouse, tmp_path: Path) -> None:
+    warehouse = every_retriever  # read only
     report_dir = tmp_path / "report"
     assert report(["--db", str(warehouse.db_path), "--out", str(report_dir)]) == 0
 

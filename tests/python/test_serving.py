@@ -16,8 +16,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = REPO_ROOT / "scripts"
+from conftest import REPO_ROOT, Warehouse, cli_env, run_cli
+from retrieval_metrics.serving import publish
+
+pytestmark = pytest.mark.dbt
 
 # Everything a complete build has, as one tuple: a half-built file could not give a consistent answer.
 SNAPSHOT = """
@@ -57,24 +59,16 @@ print(json.dumps({"rounds": rounds, "seen": sorted(seen), "errors": errors}))
 
 
 def environment(build: Path, serving: Path | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MAKELEVEL", "MFLAGS"}}
-    env["RETRIEVAL_DB"] = str(build)
-    env.pop("RETRIEVAL_SERVING_DB", None)
+    """The commands' environment: this build file (dbt's target and logs beside it), this serving copy."""
+    env = cli_env(build, build.parent / "target")
     if serving is not None:
         env["RETRIEVAL_SERVING_DB"] = str(serving)
     return env
 
 
 def dbt_args(tmp_path: Path) -> list[str]:
-    """Keep dbt's target and logs out of the repo."""
+    """Keep dbt's target and logs out of the repo (make run passes them to dbt build)."""
     return ["--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")]
-
-
-def script(name: str, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPTS / name), *args],
-        capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=600, check=False,
-    )  # fmt: skip
 
 
 def snapshot(path: Path) -> tuple[object, ...]:
@@ -90,12 +84,13 @@ def digest(path: Path) -> str:
 
 def first_build(tmp_path: Path, env: dict[str, str]) -> None:
     """The lesson's run only, built and published."""
-    assert (ranked := script("rank.py", "--retriever", "keyword_overlap", env=env)).returncode == 0, ranked.stderr
-    built = script("build.py", *dbt_args(tmp_path), "--quiet", env=env)
+    assert (ranked := run_cli("rank", "--retriever", "keyword_overlap", env=env)).returncode == 0, ranked.stderr
+    built = run_cli("build", *dbt_args(tmp_path), "--quiet", env=env)
     assert built.returncode == 0, built.stdout + built.stderr
-    assert built.stdout.strip().splitlines()[-1].startswith("build.py: published ")
+    assert built.stdout.strip().splitlines()[-1].startswith("retrieval-metrics build: published ")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_rebuilds(tmp_path: Path) -> None:
     build, serving = tmp_path / "retrieval.duckdb", tmp_path / "serving.duckdb"  # the default: next to the build
@@ -125,7 +120,7 @@ def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_reb
         stop.touch()
         reports = {mode: reader.communicate(timeout=120) for mode, reader in readers.items()}
     assert make.returncode == 0, make.stdout[-3000:] + make.stderr[-3000:]
-    assert f"build.py: published {serving} " in make.stdout
+    assert f"retrieval-metrics build: published {serving} " in make.stdout
     seen = {}
     for mode, (out, err) in reports.items():
         assert readers[mode].returncode == 0, err
@@ -142,17 +137,18 @@ def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_reb
     assert not Path(f"{serving}.wal").exists() and not list(tmp_path.glob(".serving.duckdb.*"))
 
 
-def test_a_failed_build_leaves_the_serving_copy_untouched(tmp_path: Path) -> None:
-    build, serving = tmp_path / "retrieval.duckdb", tmp_path / "published" / "bi.duckdb"  # RETRIEVAL_SERVING_DB
+def test_a_failed_build_leaves_the_serving_copy_untouched(lesson: Warehouse, tmp_path: Path) -> None:
+    build = lesson.copy(tmp_path).db_path  # the lesson, built, as a build file of its own
+    serving = tmp_path / "published" / "bi.duckdb"  # RETRIEVAL_SERVING_DB
     env = environment(build, serving)
-    first_build(tmp_path, env)
+    publish(build, serving)  # the last good build, published
     before, stat_before = digest(serving), serving.stat()
 
     # other cutoffs rebuild the marts in the build file, then fail the lesson's golden-value tests
-    failed = script("build.py", *dbt_args(tmp_path), "--quiet", "--vars", "{k_values: [1, 5]}", env=env)
+    failed = run_cli("build", *dbt_args(tmp_path), "--quiet", "--vars", "{k_values: [1, 5]}", env=env)
     assert failed.returncode != 0
     assert failed.stderr.strip().splitlines()[-1] == (
-        f"build.py: error: dbt build failed (exit {failed.returncode}); {serving} left as it was"
+        f"retrieval-metrics build: error: dbt build failed (exit {failed.returncode}); {serving} left as it was"
     )
     with duckdb.connect(str(build), read_only=True) as con:  # the build file did change ...
         assert con.execute("select distinct k from run_metrics order by k").fetchall() == [(1,), (5,)]
@@ -162,9 +158,11 @@ def test_a_failed_build_leaves_the_serving_copy_untouched(tmp_path: Path) -> Non
     assert [p.name for p in serving.parent.iterdir()] == ["bi.duckdb"]  # no temporary copy left behind
 
 
-def test_the_serving_copy_can_be_written_for_an_older_duckdb(tmp_path: Path) -> None:
-    build, serving = tmp_path / "retrieval.duckdb", tmp_path / "serving.duckdb"
-    first_build(tmp_path, {**environment(build), "RETRIEVAL_SERVING_STORAGE_VERSION": "v1.0.0"})
+def test_the_serving_copy_can_be_written_for_an_older_duckdb(lesson: Warehouse, tmp_path: Path) -> None:
+    build, serving = lesson.copy(tmp_path).db_path, tmp_path / "serving.duckdb"
+    env = {**environment(build), "RETRIEVAL_SERVING_STORAGE_VERSION": "v1.0.0"}
+    built = run_cli("build", *dbt_args(tmp_path), "--quiet", "--select", "run_metrics", env=env)
+    assert built.returncode == 0, built.stdout + built.stderr
     with duckdb.connect() as con:
         con.execute(f"attach '{build}' as build (read_only)")
         con.execute(f"attach '{serving}' as serving (read_only)")
@@ -204,11 +202,11 @@ def holder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[sub
 @pytest.mark.parametrize(
     "command",
     [
-        ["build.py"],
-        ["rank.py", "--retriever", "keyword_overlap"],
-        ["import_trec.py", "--collection", "c", "--qrels", "QRELS"],
+        ["build"],
+        ["rank", "--retriever", "keyword_overlap"],
+        ["import", "--collection", "c", "--qrels", "QRELS"],
     ],
-    ids=["build", "rank", "import_trec"],
+    ids=["build", "rank", "import"],
 )
 def test_a_locked_build_file_gets_one_line_naming_the_holder(
     holder: tuple[subprocess.Popen[str], Path], command: list[str], tmp_path: Path
@@ -216,14 +214,14 @@ def test_a_locked_build_file_gets_one_line_naming_the_holder(
     process, build = holder
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
     args = [str(tmp_path / "qrels.txt") if a == "QRELS" else a for a in command[1:]]
-    result = script(command[0], *args, env=environment(build))
+    result = run_cli(command[0], *args, env=environment(build))
     assert result.returncode == 2
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
-    # e.g. build.py: error: /tmp/.../retrieval.duckdb is locked by PID 4242 (python -c import duckdb, sys; ...):
+    # e.g. retrieval-metrics build: error: /tmp/.../retrieval.duckdb is locked by PID 4242 (python -c import duckdb, sys; ...):
     #      close that connection, or point readers at /tmp/.../serving.duckdb (read-only), then re-run
     holder_command = f"{Path(sys.executable).name} -c import duckdb, sys; c = duckdb.connect("
-    assert lines[0].startswith(f"{command[0]}: error: {build} is locked by PID {process.pid} ({holder_command}")
+    assert lines[0].startswith(f"retrieval-metrics {command[0]}: error: {build} is locked by PID {process.pid} ({holder_command}")
     assert lines[0].endswith(
         f"): close that connection, or point readers at {tmp_path / 'serving.duckdb'} (read-only), then re-run"
     )

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Warehouse
-from import_trec import main as import_trec
-from trec_reference import AT_K, WHOLE_RANKING, trec_eval_per_question
+from conftest import REPO_ROOT, Warehouse
+from retrieval_metrics.cli import main as cli
+from trec_reference import assert_matches_trec_eval
 
+pytestmark = pytest.mark.dbt
 KS = [1, 3, 5, 10]
-MEASURES = [*AT_K, *WHOLE_RANKING]
 
 
 def make_collection(rng: random.Random, folder: Path, n_runs: int) -> tuple[Path, list[Path]]:
@@ -78,13 +78,18 @@ def collections(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Pat
     return {f"random{i}": make_collection(rng, root / f"random{i}", n_runs=2) for i in range(2)}
 
 
-@pytest.fixture
-def imported(warehouse: Warehouse, collections: dict[str, tuple[Path, list[Path]]]) -> Warehouse:
+@pytest.fixture(scope="module")
+def imported(
+    tmp_path_factory: pytest.TempPathFactory, collections: dict[str, tuple[Path, list[Path]]]
+) -> Warehouse:
+    """Every collection and run imported once into one warehouse; each test builds it with its own settings."""
+    folder = tmp_path_factory.mktemp("agreement")
+    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb", folder / "target")
     db = ["--db", str(warehouse.db_path)]
     for name, (qrels, runs) in collections.items():
-        assert import_trec(["--collection", name, "--qrels", str(qrels), *db]) == 0
+        assert cli(["import", "--collection", name, "--qrels", str(qrels), *db]) == 0
         for number, run in enumerate(runs):
-            assert import_trec(["--collection", name, "--run", str(run), "--run-id", f"run{number}", *db]) == 0
+            assert cli(["import", "--collection", name, "--run", str(run), "--run-id", f"run{number}", *db]) == 0
     return warehouse
 
 
@@ -94,37 +99,19 @@ def test_every_value_and_mean_equals_pytrec_eval(
 ) -> None:
     imported.build("--exclude", "tag:lesson_golden", "--vars", f"{{k_values: {KS}, averaging: {averaging}}}")
     checked = 0
-    for name, (qrels_path, runs) in collections.items():
-        qrels = parse_qrels(qrels_path)
-        for number, run_path in enumerate(runs):
-            reference = trec_eval_per_question(qrels, parse_run(run_path), KS)
-            ours = imported.rows(
-                f"select question_id, k, is_averaged, {', '.join(MEASURES)} from question_metrics "
-                "where collection_id = ? and run_id = ?",
-                [name, f"run{number}"],
-            )
-            # one row per qrels question and k: questions only in the run are ignored
-            assert {row[0] for row in ours} == set(qrels)
-            for question_id, k, is_averaged, *values in ours:
-                assert is_averaged == (averaging == "all_questions" or question_id in reference)
-                for measure, value in zip(MEASURES, values):
-                    key = f"{measure}@{k}" if measure in AT_K else measure
-                    expected = reference[question_id][key] if question_id in reference else 0.0
-                    assert value == pytest.approx(expected, abs=1e-9), (name, number, question_id, key)
-                    checked += 1
-            averaged = set(qrels) if averaging == "all_questions" else set(reference)
-            means = imported.rows(
-                "select k, n_questions, precision, recall, ndcg, hit_rate, mrr, map, r_precision from run_metrics "
-                "where collection_id = ? and run_id = ? order by k",
-                [name, f"run{number}"],
-            )
-            assert [row[0] for row in means] == KS
-            for k, n_questions, *values in means:
-                assert n_questions == len(averaged)
-                for measure, value in zip([*AT_K, *WHOLE_RANKING], values):
-                    key = f"{measure}@{k}" if measure in AT_K else measure
-                    total = sum(reference[q][key] for q in averaged if q in reference)
-                    assert value == pytest.approx(total / len(averaged), abs=1e-9), (name, number, key)
+    with imported.connect() as con:
+        for name, (qrels_path, runs) in collections.items():
+            qrels = parse_qrels(qrels_path)
+            for number, run_path in enumerate(runs):
+                # one row per qrels question and k: questions only in the run are ignored
+                questions = con.execute(
+                    "select distinct question_id from question_metrics where collection_id = ? and run_id = ?",
+                    [name, f"run{number}"],
+                ).fetchall()
+                assert {row[0] for row in questions} == set(qrels)
+                checked += assert_matches_trec_eval(
+                    con, name, f"run{number}", qrels, parse_run(run_path), KS, averaging, tolerance=1e-9
+                )
     assert checked > 1000
 
 
