@@ -107,10 +107,10 @@ def write(
     if request.run and request.run_id:
         if stages:
             stages.begin("rank")
+        rows = trec.one_pass_run(request.run) if one_pass else checked_run  # the one pass checks the file is there
+        assert rows is not None, "a run is written from the one-pass read or from the careful read"
         tag = trec.run_tag(request.run)
         run = Run(collection_id, request.run_id, tag, {"format": "trec", "source": request.run.name, "tag": tag})
-        rows = trec.one_pass_run(request.run) if one_pass else checked_run
-        assert rows is not None, "a run is written from the one-pass read or from the careful read"
         try:
             n_rows = replace_run(con, run, trec.ranked_rows(rows))
         except duckdb.Error as exc:

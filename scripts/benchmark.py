@@ -10,9 +10,10 @@ interleaved (round 1: every peer, then round 2, ...) so that a noisy neighbour s
 is perf_counter around the child (the median round is reported), peak RSS its ru_maxrss from os.wait4 (the
 highest of the rounds). Peers:
 
-  ours         scripts/import_trec.py, then dbt build --select source:raw+ (k = 1, 3, 10): everything the
-               import changed, every mart and test. Two children, times added, RSS the max. Untimed first:
-               a full dbt build of the warehouse before the import (also dbt's parse cache)
+  ours         `retrieval-metrics import` (python -m retrieval_metrics import), then dbt build --select
+               source:raw+ (k = 1, 3, 10): everything the import changed, every mart and test. Two children,
+               times added, RSS the max. Untimed first: the lesson's run (`retrieval-metrics rank`) and a full
+               dbt build of the warehouse before the import (also dbt's parse cache)
   pytrec_eval  read both files into dicts in Python, RelevanceEvaluator(...).evaluate(run), means
   ranx         Qrels/Run.from_file(kind="trec"), ranx.evaluate (numba cache warmed first, untimed)
   duckdb_sql   plain DuckDB SQL over both files: P@10 and NDCG@10, a floor for what raw SQL costs
@@ -40,7 +41,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import cast
 
-from progress import interactive, progress
+from retrieval_metrics.progress import interactive, progress
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PEERS = ("ours", "pytrec_eval", "ranx", "duckdb_sql")
@@ -299,18 +300,18 @@ def run_ranx(data_dir: Path, workdir: Path) -> Result:
 
 
 def run_ours(data_dir: Path, workdir: Path) -> Result:
-    import_script = REPO_ROOT / "scripts" / "import_trec.py"
-    if not import_script.exists():
-        raise PeerSkipped("scripts/import_trec.py not found")
     db_path = workdir / "bench.duckdb"
     for stale in (db_path, Path(f"{db_path}.wal")):
         stale.unlink(missing_ok=True)
-    env = {**os.environ, "RETRIEVAL_DB": str(db_path)}
     logs = workdir / "logs"
-    rank_cmd = [sys.executable, str(REPO_ROOT / "scripts" / "rank.py"), "--retriever", "keyword_overlap"]
+    # rank runs dbt too (the seeds it reads): its target and logs go where the builds below put theirs
+    env = {**os.environ, "RETRIEVAL_DB": str(db_path), "DBT_TARGET_PATH": str(workdir / "dbt_target"),
+           "DBT_LOG_PATH": str(logs / "dbt")}  # fmt: skip
+    cli = [sys.executable, "-m", "retrieval_metrics"]
+    rank_cmd = [*cli, "rank", "--retriever", "keyword_overlap"]
     measure(rank_cmd, logs, "ours_rank", env)  # untimed: dbt build needs the lesson's run
     import_cmd = [
-        sys.executable, str(import_script), "--collection", "bench", "--run-id", "bench_run",
+        *cli, "import", "--collection", "bench", "--run-id", "bench_run",
         "--qrels", str(data_dir / "qrels.txt"), "--run", str(data_dir / "run.txt"),
     ]  # fmt: skip
     dbt_args = [
@@ -466,11 +467,10 @@ def write_markdown(path: Path, args: argparse.Namespace, results: list[Result], 
     path.write_text("\n".join(text) + "\n")
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] and argv[0] in {"_peer", "_generate", "_ours_metrics"}:
-        return child_main(argv)
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def options(argv: list[str], parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> argparse.Namespace:
+    """The command line, checked: parser_class.error() gets anything wrong (`retrieval-metrics bench` checks
+    its arguments here, with its one-line error, before it starts this script)."""
+    parser = parser_class(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=10_000)
     parser.add_argument("--docs-per-question", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=7)
@@ -481,10 +481,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="run every peer this many times, interleaved; "
                         "report each one's median wall time and its highest peak RSS (default: 1)")
     args = parser.parse_args(argv)
-    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
-    unknown = sorted(set(peers) - set(PEERS))
-    if unknown or not peers or min(args.questions, args.docs_per_question, args.rounds) < 1:
+    args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    unknown = sorted(set(args.peers) - set(PEERS))
+    if unknown or not args.peers or min(args.questions, args.docs_per_question, args.rounds) < 1:
         parser.error(f"--peers takes some of {','.join(PEERS)}; sizes and rounds must be >= 1 (unknown: {unknown})")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] and argv[0] in {"_peer", "_generate", "_ours_metrics"}:
+        return child_main(argv)
+    args = options(argv)
+    peers = args.peers
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(workdir / "logs", ignore_errors=True)

@@ -72,8 +72,22 @@ def test_cli_runs_pytrec_eval_and_duckdb_sql_and_they_agree(tmp_path: Path) -> N
     report = markdown.read_text()
     assert "| pytrec_eval |" in report and "| duckdb_sql |" in report and "nproc" in report
 
+    # the rerun reuses the generated data: no second generate child (each run starts with an empty logs
+    # directory), and the files and their complete.json stamp are the very same files, untouched
+    data = tmp_path / "work" / "data" / "q20_d30_s3"
+    logs = tmp_path / "work" / "logs"
+    assert [p.name for p in logs.glob("generate_*.out")] == ["generate_q20_d30_s3.out"]
+    files = ("qrels.txt", "run.txt", "complete.json")
+    generated = {name: (data / name).stat() for name in files}
     rerun = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert rerun.returncode == 0 and "agree to 1e-09" in rerun.stdout  # reuses the generated data
+    assert rerun.returncode == 0 and "agree to 1e-09" in rerun.stdout, rerun.stdout + rerun.stderr
+    assert f"benchmark: data in {data}" in rerun.stdout
+    assert not list(logs.glob("generate_*")), sorted(p.name for p in logs.iterdir())
+    for name in files:
+        after = (data / name).stat()
+        assert (after.st_ino, after.st_mtime_ns, after.st_size) == (
+            generated[name].st_ino, generated[name].st_mtime_ns, generated[name].st_size
+        ), name
 
 
 def test_a_peers_rounds_report_the_median_time_and_the_highest_memory() -> None:

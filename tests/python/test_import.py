@@ -1,4 +1,7 @@
-"""scripts/import_trec.py: TREC and BEIR files in, every bad file refused with nothing lost."""
+"""`retrieval-metrics import`: TREC and BEIR files in, every bad file refused with nothing lost.
+
+The command runs in-process (cli.main): no dbt, except the one test that builds the imported collection.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +12,17 @@ import duckdb
 import pytest
 
 from conftest import Warehouse
-from import_trec import CarefulReadNeeded, write
-from import_trec import main as import_trec
-from warehouse import transaction
+from retrieval_metrics.cli import main
+from retrieval_metrics.importing import CarefulReadNeeded, ImportRequest, write
+from retrieval_metrics.warehouse import transaction
+
+ERROR = "retrieval-metrics import: error: "
+
+
+def import_trec(args: list[str]) -> int:
+    """`retrieval-metrics import ARGS`, in-process."""
+    return main(["import", *args])
+
 
 QRELS = "1 0 d1 1\n1 0 d2 2\n1 0 d3 0\n07 0 d1 1\n"
 RUN = "1 Q0 d3 9 1.0 tagA\n1\tQ0 d1 8 1.0 tagA\n1 Q0  d2 7 5e-1 tagA\n07 Q0 d5 1 3 tagA\n99 Q0 d1 1 1 tagA\n"
@@ -31,8 +42,8 @@ def dump(warehouse: Warehouse) -> list[tuple[object, ...]]:
     )
 
 
-@pytest.fixture
-def loaded(warehouse: Warehouse, tmp_path: Path) -> Warehouse:
+def load(warehouse: Warehouse, tmp_path: Path) -> Warehouse:
+    """Import collection tiny into the warehouse: QRELS, and RUN as runs r1 and r2."""
     (tmp_path / "qrels.txt").write_text(QRELS)
     (tmp_path / "run.txt").write_text(RUN)
     db = ["--db", str(warehouse.db_path)]
@@ -40,6 +51,11 @@ def loaded(warehouse: Warehouse, tmp_path: Path) -> Warehouse:
     assert import_trec(["--collection", "tiny", "--run", str(tmp_path / "run.txt"), "--run-id", "r1", *db]) == 0
     assert import_trec(["--collection", "tiny", "--run", str(tmp_path / "run.txt"), "--run-id", "r2", *db]) == 0
     return warehouse
+
+
+@pytest.fixture
+def loaded(warehouse: Warehouse, tmp_path: Path) -> Warehouse:
+    return load(warehouse, tmp_path)
 
 
 def test_run_is_ranked_as_trec_eval_ranks_it(loaded: Warehouse) -> None:
@@ -58,8 +74,9 @@ def test_reimport_replaces_that_run_only(loaded: Warehouse, tmp_path: Path) -> N
     assert [row for row in dump(loaded) if "r2" in str(row[2])] == r2_before
 
 
-def test_imported_collection_builds_and_warns_about_unknown_questions(loaded: Warehouse) -> None:
-    loaded.rank("--retriever", "keyword_overlap")
+@pytest.mark.dbt
+def test_imported_collection_builds_and_warns_about_unknown_questions(lesson: Warehouse, tmp_path: Path) -> None:
+    loaded = load(lesson.copy(tmp_path / "lesson"), tmp_path)  # beside the lesson's keyword_overlap run
     result = loaded.build()
     statuses = {r.node.name: str(r.status) for r in result.result}
     assert statuses["assert_run_questions_are_known"] == "warn"  # question 99 is in the run, not the qrels
@@ -95,7 +112,7 @@ def test_one_pass_read_takes_clean_runs_and_leaves_the_rest_to_the_careful_read(
     with duckdb.connect(str(loaded.db_path)) as con:
         try:
             with transaction(con):
-                write(con, "tiny", "r9", path, None, one_pass=True)
+                write(con, ImportRequest("tiny", run=path, run_id="r9"), one_pass=True)
         except CarefulReadNeeded:
             assert ranks is None
     written = loaded.rows("select question_id, doc_id, rank from raw.rankings where run_id = 'r9' order by all")
@@ -123,7 +140,7 @@ def test_bad_run_files_are_refused_and_nothing_changes(
     path.write_text(content)
     code = import_trec(["--collection", "tiny", "--run", str(path), "--run-id", "r1", "--db", str(loaded.db_path)])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert code == 2 and err.count("\n") == 1 and err.startswith(ERROR) and message in err, err
     assert dump(loaded) == before
 
 
@@ -146,7 +163,7 @@ def test_bad_qrels_files_are_refused_and_nothing_changes(
     path.write_text(content)
     code = import_trec(["--collection", "tiny", "--qrels", str(path), "--db", str(loaded.db_path)])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert code == 2 and err.count("\n") == 1 and err.startswith(ERROR) and message in err, err
     assert dump(loaded) == before
 
 
@@ -172,7 +189,7 @@ def test_bad_arguments_are_refused_and_nothing_changes(
     before = dump(loaded)
     code = import_trec([*args, "--db", str(loaded.db_path)])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert code == 2 and err.count("\n") == 1 and err.startswith(ERROR) and message in err, err
     assert dump(loaded) == before
 
 
@@ -212,5 +229,5 @@ def test_bad_beir_folders_are_refused(
     folder = write_beir(tmp_path / "beir", corpus=corpus, queries=[{"_id": "1", "text": "q"}], qrels=qrels)
     code = import_trec(["--collection", "beir", "--beir", str(folder), "--db", str(warehouse.db_path)])
     err = capsys.readouterr().err
-    assert code == 2 and message in err, err
+    assert code == 2 and err.startswith(ERROR) and message in err, err
     assert warehouse.rows("select count(*) from information_schema.tables where table_schema = 'raw'") == [(0,)]

@@ -1,5 +1,8 @@
-"""Progress bars: rank.py, import_trec.py and benchmark.py show a tqdm bar with counts and a rate on a terminal,
-and only their summary lines in a pipe or under CI."""
+"""Progress bars: `retrieval-metrics rank`, `retrieval-metrics import` and scripts/benchmark.py show a tqdm bar
+with counts and a rate on a terminal, and only their summary lines in a pipe or under CI.
+
+rank runs dbt (the seeds it reads) first, so the tests that rank are `dbt`; the terminal (pty) ones are `slow`.
+"""
 
 from __future__ import annotations
 
@@ -18,15 +21,18 @@ from pathlib import Path
 import pytest
 
 from benchmark import generate
+from conftest import cli_env
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+CLI = ["-m", "retrieval_metrics"]  # after sys.executable
 BAR = re.compile(r"\d+%\|")  # tqdm's "42%|" before the bar
 RATE = re.compile(r"\d(?:\.\d+)?[kMG]?\s?(?:[a-z]+/s)\b|s/[a-z]+\b")  # "17.3question/s", "3.2M rows/s", "1.5s/stage"
 
 
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"CI", "TQDM_DISABLE"}}
-    return {**env, "RETRIEVAL_DB": str(tmp_path / "progress.duckdb"), **extra}
+    """A warehouse of its own, dbt's files out of the repo, no CI or TQDM_DISABLE unless given."""
+    env = cli_env(tmp_path / "progress.duckdb", tmp_path / "target")
+    return {**{k: v for k, v in env.items() if k not in {"CI", "TQDM_DISABLE"}}, **extra}
 
 
 def in_a_pipe(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -69,13 +75,12 @@ def trec_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def rank_args() -> list[str]:
-    return [str(SCRIPTS / "rank.py"), "--retriever", "keyword_overlap"]
+    return [*CLI, "rank", "--retriever", "keyword_overlap"]
 
 
 def import_args(trec_files: tuple[Path, Path]) -> list[str]:
     qrels, run = trec_files
-    return [str(SCRIPTS / "import_trec.py"), "--collection", "gen", "--qrels", str(qrels), "--run", str(run),
-            "--run-id", "gen_run"]  # fmt: skip
+    return [*CLI, "import", "--collection", "gen", "--qrels", str(qrels), "--run", str(run), "--run-id", "gen_run"]
 
 
 def benchmark_args(tmp_path: Path) -> list[str]:
@@ -83,14 +88,17 @@ def benchmark_args(tmp_path: Path) -> list[str]:
             "--workdir", str(tmp_path / "bench"), "--peers", "pytrec_eval,duckdb_sql"]  # fmt: skip
 
 
-RANK_LINE = "rank.py: wrote run docent/keyword_overlap: 72 ranked docs for 9 questions"
-IMPORT_LINE = "import_trec.py: collection gen: {judgments} judgments for 200 questions; run gen_run: 10000 ranked docs"
+RANK_LINE = "retrieval-metrics rank: wrote run docent/keyword_overlap: 72 ranked docs for 9 questions"
+IMPORT_LINE = (
+    "retrieval-metrics import: collection gen: {judgments} judgments for 200 questions; run gen_run: 10000 ranked docs"
+)
 
 
 def judgments(trec_files: tuple[Path, Path]) -> int:
     return len(trec_files[0].read_text().splitlines())
 
 
+@pytest.mark.dbt
 @pytest.mark.parametrize("ci", [None, "true"], ids=["pipe", "pipe-and-CI"])
 def test_in_a_pipe_the_scripts_print_their_summary_line_and_no_bar(
     tmp_path: Path, trec_files: tuple[Path, Path], ci: str | None
@@ -110,19 +118,23 @@ def test_in_a_pipe_the_scripts_print_their_summary_line_and_no_bar(
     assert not BAR.search(bench.stdout)
 
 
+@pytest.mark.slow
+@pytest.mark.dbt
 def test_on_a_terminal_rank_shows_a_bar_with_counts_and_a_rate(tmp_path: Path) -> None:
     code, stdout, terminal = on_a_terminal(rank_args(), environment(tmp_path))
     assert code == 0 and stdout == RANK_LINE + "\n"
-    assert "rank.py:" in terminal and BAR.search(terminal) and "9/9" in terminal, terminal
+    # the bar's description is "rank": "rank: 100%|██████████| 9/9 [00:00<00:00, 17.3question/s, bm25]"
+    assert re.search(r"\brank: +\d+%\|", terminal) and BAR.search(terminal) and "9/9" in terminal, terminal
     assert RATE.search(terminal) and "question/s" in terminal, terminal
 
 
+@pytest.mark.slow
 def test_on_a_terminal_import_shows_its_stages_rows_and_rows_per_second(
     tmp_path: Path, trec_files: tuple[Path, Path]
 ) -> None:
     code, stdout, terminal = on_a_terminal(import_args(trec_files), environment(tmp_path))
     assert code == 0 and stdout == IMPORT_LINE.format(judgments=judgments(trec_files)) + "\n"
-    assert "import_trec.py:" in terminal and BAR.search(terminal) and "4/4" in terminal, terminal
+    assert "retrieval-metrics import:" in terminal and BAR.search(terminal) and "4/4" in terminal, terminal
     for stage in ("parse", "check", "rank", "write"):
         assert stage in terminal, terminal
     # "rank | check: 858 rows at 88.1k rows/s", "write | rank: 10,000 rows at 577k rows/s",
@@ -132,13 +144,17 @@ def test_on_a_terminal_import_shows_its_stages_rows_and_rows_per_second(
     assert re.search(r"4/4 \[.*, 10,\d{3} rows at [\d.]+[kMG]? rows/s\]", terminal), terminal
 
 
+@pytest.mark.slow
 def test_on_a_terminal_benchmark_shows_a_bar_over_the_peers(tmp_path: Path) -> None:
     code, stdout, terminal = on_a_terminal(benchmark_args(tmp_path), environment(tmp_path))
     assert code == 0 and "check: pytrec_eval and duckdb_sql agree" in stdout
-    assert "benchmark: running" not in stdout  # the bar replaces those lines
+    # the bar replaces the pipe's "benchmark: round 1 of 1: running pytrec_eval ..." lines
+    assert "benchmark: round" not in stdout and "running pytrec_eval" not in stdout, stdout
     assert "benchmark:" in terminal and "2/2" in terminal and RATE.search(terminal), terminal
 
 
+@pytest.mark.slow
+@pytest.mark.dbt
 def test_ci_turns_the_bar_off_even_on_a_terminal(tmp_path: Path) -> None:
     code, stdout, terminal = on_a_terminal(rank_args(), environment(tmp_path, CI="true"))
     assert code == 0 and stdout == RANK_LINE + "\n"

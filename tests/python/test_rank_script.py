@@ -1,16 +1,25 @@
-"""scripts/rank.py: writes one run in one transaction, is idempotent, and refuses bad input cleanly."""
+"""`retrieval-metrics rank`: writes one run in one transaction, is idempotent, and refuses bad input cleanly.
+
+rank runs `dbt build --selector collection_inputs` before it reads the collection, so every test here is `dbt`.
+The lesson's warehouse (keyword_overlap ranked, built) is shared and only read; a test that writes works on a
+copy of it.
+"""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from conftest import Warehouse
-from warehouse import Ranking, replace_run
+from retrieval_metrics.raw_tables import Ranking, Run, replace_run
+from retrieval_metrics.warehouse import transaction
 
-SEEDS = Path(__file__).resolve().parents[2] / "seeds"
+pytestmark = pytest.mark.dbt
+
+ERROR = "retrieval-metrics rank: error: "
 
 
 def dump(warehouse: Warehouse) -> list[tuple[object, ...]]:
@@ -26,23 +35,19 @@ def dump(warehouse: Warehouse) -> list[tuple[object, ...]]:
     )
 
 
-def test_writes_the_full_ranking_of_every_question(warehouse: Warehouse) -> None:
-    result = warehouse.rank("--retriever", "keyword_overlap")
-    assert result.returncode == 0, result.stderr
-    assert "72 ranked docs for 9 questions" in result.stdout
-    counts = warehouse.rows("select count(*), count(distinct question_id), max(rank) from raw.rankings")
+def test_writes_the_full_ranking_of_every_question(lesson: Warehouse) -> None:
+    # rank's own line ("retrieval-metrics rank: wrote run docent/keyword_overlap: 72 ranked docs for 9
+    # questions") is checked where a test ranks: test_rewriting_... below and test_progress.py
+    counts = lesson.rows("select count(*), count(distinct question_id), max(rank) from raw.rankings")
     assert counts == [(72, 9, 8)]
-    assert warehouse.rows("select collection_id, run_id, retriever from raw.runs") == [
+    assert lesson.rows("select collection_id, run_id, retriever from raw.runs") == [
         ("docent", "keyword_overlap", "keyword_overlap")
     ]
 
 
-def test_keyword_overlap_reproduces_the_lessons_top_three(warehouse: Warehouse) -> None:
-    warehouse.rank("--retriever", "keyword_overlap")
+def test_keyword_overlap_reproduces_the_lessons_top_three(lesson: Warehouse) -> None:
     top3 = dict(
-        warehouse.rows(
-            "select question_id, list(doc_id order by rank)[1:3] from raw.rankings group by question_id"
-        )
+        lesson.rows("select question_id, list(doc_id order by rank)[1:3] from raw.rankings group by question_id")
     )
     assert top3["rate_limit_status"] == ["errors", "ratelimits", "auth"]
     assert top3["pro_plan_cost"] == ["ratelimits", "plans", "regions"]
@@ -50,15 +55,23 @@ def test_keyword_overlap_reproduces_the_lessons_top_three(warehouse: Warehouse) 
     assert top3["free_plan_cost"] == ["errors", "backups", "auth"]
 
 
-def test_rewriting_a_run_is_idempotent_and_leaves_other_runs_alone(warehouse: Warehouse) -> None:
-    assert warehouse.rank("--retriever", "keyword_overlap", "--run-id", "other_run").returncode == 0
+def test_rewriting_a_run_is_idempotent_and_leaves_other_runs_alone(lesson: Warehouse, tmp_path: Path) -> None:
+    warehouse = lesson.copy(tmp_path / "lesson")  # keyword_overlap written once already
+    other = warehouse.rank("--retriever", "keyword_overlap", "--run-id", "other_run")
+    assert other.returncode == 0, other.stderr
+    assert other.stdout == "retrieval-metrics rank: wrote run docent/other_run: 72 ranked docs for 9 questions\n"
     other_before = [row for row in dump(warehouse) if row[2] == "other_run"]
-    for _ in range(2):
-        assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0
+    again = warehouse.rank("--retriever", "keyword_overlap")  # the rewrite
+    assert again.returncode == 0, again.stderr
+    assert "72 ranked docs for 9 questions" in again.stdout
+    assert again.stdout.startswith("retrieval-metrics rank: wrote run docent/keyword_overlap: ")
     after = dump(warehouse)
     assert [row for row in after if row[2] == "other_run"] == other_before
     assert sum(1 for row in after if row[0] == "run") == 2
     assert sum(1 for row in after if row[0] == "ranking" and row[2] == "keyword_overlap") == 72
+    # the rewrite is the lesson's run again, to the row (only created_at moved)
+    lesson_rows = [row[:5] + row[6:] for row in dump(lesson)]
+    assert [row[:5] + row[6:] for row in after if row[2] == "keyword_overlap"] == lesson_rows
 
 
 @pytest.mark.parametrize(
@@ -69,47 +82,53 @@ def test_rewriting_a_run_is_idempotent_and_leaves_other_runs_alone(warehouse: Wa
         (["--retriever", "no_such_retriever"], "invalid choice: 'no_such_retriever'"),
     ],
 )
-def test_bad_arguments_exit_2_and_write_nothing(warehouse: Warehouse, args: list[str], message: str) -> None:
-    assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0
+def test_bad_arguments_exit_2_and_write_nothing(
+    lesson: Warehouse, tmp_path: Path, args: list[str], message: str
+) -> None:
+    warehouse = lesson.copy(tmp_path / "lesson")
     before = dump(warehouse)
     result = warehouse.rank(*args)
     assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(ERROR), result.stderr
     assert message in result.stderr
     assert dump(warehouse) == before
 
 
 @pytest.mark.parametrize(
-    ("docs_csv", "message"),
+    ("docs_csv", "failed_test"),
     [
-        ("doc_id,title\nauth,Authentication\n", "docs.csv:1: missing column(s) text"),
-        ("doc_id,title,text\nauth,A,x\nplans,P,y\nauth,B,z\n", "docs.csv:4: duplicate doc_id 'auth' (first on line 2)"),
-        ("doc_id,title,text\nauth,A,x\n,P,y\n", "docs.csv:3: empty doc_id"),
-        ("doc_id,title,text\nauth,A\n", "docs.csv:2: expected 3 fields"),
-        ("doc_id,title,text\n", "docs.csv: no rows"),
+        ("doc_id,title,text\nauth,A,x\nplans,P,y\nauth,B,z\n", "unique_docs_doc_id"),
+        ("doc_id,title,text\nauth,A,x\n,P,y\n", "not_null_docs_doc_id"),
     ],
+    ids=["duplicate-doc_id", "empty-doc_id"],
 )
-def test_bad_seed_files_name_the_file_and_line(
-    warehouse: Warehouse, tmp_path: Path, docs_csv: str, message: str
+def test_a_bad_seed_file_stops_rank_at_the_seeds_dbt_tests(
+    project_copy: Warehouse, lesson: Warehouse, docs_csv: str, failed_test: str
 ) -> None:
-    assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0
-    before = dump(warehouse)
-    bad = tmp_path / "docs.csv"
-    bad.write_text(docs_csv)
-    result = warehouse.rank("--retriever", "keyword_overlap", "--docs", str(bad))
+    """rank reads the warehouse, refreshed from the seeds by dbt: the seeds' own tests (seeds/_seeds.yml) stop a
+    bad docs.csv, in one line naming the failed test, before anything is written."""
+    shutil.copy(lesson.db_path, project_copy.db_path)  # a warehouse with the lesson's run, to keep intact
+    before = dump(project_copy)
+    (project_copy.project_dir / "seeds" / "docs.csv").write_text(docs_csv)
+    result = project_copy.rank("--retriever", "keyword_overlap")
     assert result.returncode == 2
-    assert result.stderr.count("\n") == 1 and message in result.stderr
-    assert dump(warehouse) == before
+    # retrieval-metrics rank: error: the collection's documents and questions did not load (dbt build
+    # --selector collection_inputs): Failure in test unique_docs_doc_id (seeds/_seeds.yml)
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(ERROR), result.stderr
+    assert f"Failure in test {failed_test} (seeds/_seeds.yml)" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert dump(project_copy) == before
 
 
-def test_a_failed_write_rolls_back_and_keeps_the_earlier_run(warehouse: Warehouse) -> None:
-    assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0
+def test_a_failed_write_rolls_back_and_keeps_the_earlier_run(lesson: Warehouse, tmp_path: Path) -> None:
+    warehouse = lesson.copy(tmp_path / "lesson")
     before = dump(warehouse)
     # a ranking with a missing doc id violates raw.rankings' NOT NULL after the old rows were deleted
     broken = Ranking(question_ids=["q1", "q1"], doc_ids=["a"], ranks=[1, 2], scores=[1.0, 0.5])
+    run = Run(collection_id="docent", run_id="keyword_overlap", retriever="x", parameters={})
     with duckdb.connect(str(warehouse.db_path)) as con, pytest.raises(duckdb.ConstraintException):
-        replace_run(
-            con, collection_id="docent", run_id="keyword_overlap", retriever="x", parameters="{}", ranking=broken
-        )
+        with transaction(con):
+            replace_run(con, run, *broken.as_rows())
     assert dump(warehouse) == before
 
 

