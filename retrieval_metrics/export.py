@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics.warehouse import InputError, open_existing, shown, sql_literal
+from retrieval_metrics.warehouse import InputError, open_existing, sql_literal
 
 TABLES = ("question_metrics", "run_metrics", "missed_relevant_docs")
 MEASURE_WIDTH = 22  # trec_eval: "%-22s\t%s\t%.4f"

@@ -2,8 +2,10 @@
 
 The documents and questions come from the warehouse (intermediate.int_documents_unioned and
 int_questions_unioned), so every collection is read the same way: the seeded Docent set or an imported one.
-Before reading, a small dbt build (selector `collection_inputs`) refreshes the seeds and those views and runs
-the seeds' own tests, so an edited seed file is what gets ranked and a bad one stops here. Each run's full
+Before reading, a small dbt build (selector `collection_inputs`) loads the seeds and those views and runs the
+seeds' own tests, so an edited seed file is what gets ranked and a bad one stops here. That build is skipped
+when the warehouse already holds them as the project's files stand now (the same fingerprint of its seeds,
+models, macros and settings as at the last load, raw.collection_inputs_loads). Each run's full
 ranking of every document goes to raw.rankings and one row to raw.runs, replacing that run only, in one
 transaction per run. A dense run also caches the document embeddings in raw.doc_embeddings in that same
 transaction, and reuses them while a document's title and text are unchanged.
@@ -11,6 +13,7 @@ transaction, and reuses them while a document's title and text are unchanged.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +21,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from retrieval_metrics.dbt_runner import first_failure, run_dbt
+from retrieval_metrics.dbt_runner import first_failure, project_dir, run_dbt
 from retrieval_metrics.progress import progress
 from retrieval_metrics.raw_tables import Ranking, Run, cached_doc_embeddings, replace_run, store_doc_embeddings
 from retrieval_metrics.retrievers import (
@@ -33,7 +36,7 @@ from retrieval_metrics.retrievers import (
     doc_text,
     load_dense_encoder,
 )
-from retrieval_metrics.warehouse import InputError, check_identifier, connect, shown, transaction
+from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
 
 COLLECTION_INPUTS = "collection_inputs"  # the dbt selector (selectors.yml) of what the ranking reads
 
@@ -58,14 +61,50 @@ class RankRequest:
             check_identifier("run id", self.run_id)
 
 
-def refresh_collection_inputs(database: Path) -> None:
-    """dbt build of the `collection_inputs` selector; InputError naming the failed node if it fails."""
+PROJECT_INPUTS = ("dbt_project.yml", "selectors.yml", "seeds", "models", "macros")  # what the load depends on
+LOADED_VIEWS = ("int_documents_unioned", "int_questions_unioned")
+
+
+def project_fingerprint(project: Path) -> str:
+    """sha256 over the names and contents of the project files the `collection_inputs` build reads."""
+    digest = hashlib.sha256()
+    for name in PROJECT_INPUTS:
+        top = project / name
+        for path in sorted([top] if top.is_file() else top.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def load_collection_inputs(database: Path) -> bool:
+    """dbt build of the `collection_inputs` selector, unless the warehouse already holds it as the project's
+    files stand now; InputError naming the failed node if it fails. Returns whether it ran."""
+    fingerprint = project_fingerprint(project_dir())
+    with connect(database) as con, transaction(con):  # the raw schema, which dbt's sources need, is there after
+        (loaded,) = con.execute(
+            "select count(*) filter (where project_fingerprint = ?) from raw.collection_inputs_loads", [fingerprint]
+        ).fetchone()
+        (views,) = con.execute(
+            "select count(*) from information_schema.tables where table_schema = 'intermediate' "
+            "and table_name in (select unnest(?::varchar[]))",
+            [list(LOADED_VIEWS)],
+        ).fetchone()
+    if loaded and views == len(LOADED_VIEWS):
+        return False
     built = run_dbt(["build", "--selector", COLLECTION_INPUTS, "--quiet"], database, capture=True)
     if built.returncode != 0:
         raise InputError(
             f"the collection's documents and questions did not load (dbt build --selector {COLLECTION_INPUTS}): "
             f"{first_failure(built.stdout + built.stderr)}"
         )
+    with connect(database) as con, transaction(con):
+        con.execute("delete from raw.collection_inputs_loads")
+        con.execute(
+            "insert into raw.collection_inputs_loads (project_fingerprint, loaded_at) "
+            "values (?, cast(now() at time zone 'UTC' as timestamp))",
+            [fingerprint],
+        )
+    return True
 
 
 def read_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple[list[Document], list[tuple[str, str]]]:
@@ -89,8 +128,8 @@ def read_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple
     if not documents or not questions:
         missing = "documents" if not documents else "questions"
         raise InputError(
-            f"collection {collection_id!r} has no {missing} in the warehouse: only the seeded docent collection "
-            "and collections imported with --beir have both"
+            f"collection {collection_id!r} has no {missing} in the warehouse (intermediate.int_{missing}_unioned): "
+            "a collection gets them from its seeds (docent) or from `retrieval-metrics import --beir`"
         )
     return documents, questions
 
@@ -163,9 +202,7 @@ def rank_collection(database: Path, request: RankRequest, say: Callable[[str], N
                 raise InputError(f"the dense retriever needs its packages: run `make install-dense` ({exc})") from None
             say(f"skipped dense: its packages are not installed ({exc}); `make install-dense` adds them")
             names.remove(DENSE)
-    with connect(database) as con, transaction(con):
-        pass  # the raw schema, which dbt's sources need; a database another process holds fails here, first
-    refresh_collection_inputs(database)
+    load_collection_inputs(database)  # a database another process holds fails here, before dbt runs
     collection_id = request.collection_id
     with connect(database) as con:
         docs, questions = read_collection(con, collection_id)

@@ -3,8 +3,10 @@
 
 Builds are shared: `lesson` (the lesson's run, built) and `every_retriever` (every installed retriever's run,
 built) are built once per session and only read; a test that changes a warehouse works on `.copy()` of one,
-a copy of the file, instead of building its own. Tests that run dbt carry the `dbt` marker, end-to-end ones
-`slow`; `make test-fast` runs the rest.
+a copy of the file, instead of building its own. dbt's target directories are shared too (one for dbt in this
+process, one for the commands' children, whose profile target differs), so that dbt parses the project once
+and then only checks it for changes. Tests that run dbt carry the `dbt` marker, end-to-end ones `slow`;
+`make test-fast` runs the rest.
 """
 
 from __future__ import annotations
@@ -25,8 +27,19 @@ PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "selectors.yml", "models", "
                  "tests/marts"]  # fmt: skip
 
 
-def cli_env(db_path: Path, target_dir: Path, project_dir: Path = REPO_ROOT) -> dict[str, str]:
-    """The environment of a `retrieval-metrics` child: this warehouse, dbt's files out of the repo."""
+TARGETS: dict[str, Path] = {}  # the session's shared dbt target directories: "in_process" and "cli"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_dbt_targets(tmp_path_factory: pytest.TempPathFactory) -> None:
+    base = tmp_path_factory.mktemp("dbt-targets")
+    TARGETS.update(in_process=base / "in-process", cli=base / "cli")
+
+
+def cli_env(db_path: Path, target_dir: Path | None = None, project_dir: Path = REPO_ROOT) -> dict[str, str]:
+    """The environment of a `retrieval-metrics` child: this warehouse, dbt's files out of the repo (in the
+    session's shared target directory unless `target_dir` says otherwise)."""
+    target_dir = target_dir or TARGETS["cli"]
     env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MAKELEVEL", "MFLAGS", "RETRIEVAL_SERVING_DB"}}
     return {
         **env,
@@ -46,16 +59,20 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
 
 
 class Warehouse:
-    """A dbt project directory plus its own DuckDB file and dbt target directory."""
+    """A dbt project directory plus its own DuckDB file; dbt's target directories (in this process, and for the
+    commands' children) are the session's shared ones unless given."""
 
-    def __init__(self, project_dir: Path, db_path: Path, target_dir: Path) -> None:
+    def __init__(
+        self, project_dir: Path, db_path: Path, target_dir: Path | None = None, cli_target_dir: Path | None = None
+    ) -> None:
         self.project_dir = project_dir
         self.db_path = db_path
-        self.target_dir = target_dir
+        self.target_dir = target_dir or TARGETS["in_process"]
+        self.cli_target_dir = cli_target_dir or TARGETS["cli"]
 
     @property
     def env(self) -> dict[str, str]:
-        return cli_env(self.db_path, self.target_dir, self.project_dir)
+        return cli_env(self.db_path, self.cli_target_dir, self.project_dir)
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """`retrieval-metrics ARGS` against this warehouse."""
@@ -99,7 +116,7 @@ class Warehouse:
         """A copy of this warehouse's file in `folder`, to change without touching the shared one."""
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy(self.db_path, folder / self.db_path.name)
-        return Warehouse(self.project_dir, folder / self.db_path.name, folder / "target")
+        return Warehouse(self.project_dir, folder / self.db_path.name, self.target_dir, self.cli_target_dir)
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         return duckdb.connect(str(self.db_path), read_only=True)
@@ -113,12 +130,12 @@ class Warehouse:
 def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Warehouse]:
     """The repo's project against an empty temporary database: never the user's retrieval.duckdb."""
     monkeypatch.setenv("RETRIEVAL_DB", str(tmp_path / "warehouse.duckdb"))
-    yield Warehouse(REPO_ROOT, tmp_path / "warehouse.duckdb", tmp_path / "target")
+    yield Warehouse(REPO_ROOT, tmp_path / "warehouse.duckdb")
 
 
 def built_warehouse(folder: Path, *rank_args: str) -> Warehouse:
     """A new warehouse in `folder`: ranked with rank_args, then built (every test passing)."""
-    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb", folder / "target")
+    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb")
     warehouse.ranked(*rank_args).build()
     return warehouse
 
@@ -152,4 +169,4 @@ def copy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch | None = None) 
             shutil.copy(source, project / name)
     if monkeypatch is not None:
         monkeypatch.setenv("RETRIEVAL_DB", str(tmp_path / "copy.duckdb"))
-    return Warehouse(project, tmp_path / "copy.duckdb", tmp_path / "target")
+    return Warehouse(project, tmp_path / "copy.duckdb", tmp_path / "target", tmp_path / "cli-target")

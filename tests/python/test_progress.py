@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from benchmark import generate
-from conftest import cli_env
+from conftest import Warehouse, cli_env
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 CLI = ["-m", "retrieval_metrics"]  # after sys.executable
@@ -29,9 +29,10 @@ BAR = re.compile(r"\d+%\|")  # tqdm's "42%|" before the bar
 RATE = re.compile(r"\d(?:\.\d+)?[kMG]?\s?(?:[a-z]+/s)\b|s/[a-z]+\b")  # "17.3question/s", "3.2M rows/s", "1.5s/stage"
 
 
-def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """A warehouse of its own, dbt's files out of the repo, no CI or TQDM_DISABLE unless given."""
-    env = cli_env(tmp_path / "progress.duckdb", tmp_path / "target")
+def environment(tmp_path: Path, start: Warehouse | None = None, **extra: str) -> dict[str, str]:
+    """A warehouse of its own (a copy of `start`, or a new one), dbt's files out of the repo, no CI or
+    TQDM_DISABLE unless given."""
+    env = cli_env(start.copy(tmp_path / "start").db_path if start else tmp_path / "progress.duckdb")
     return {**{k: v for k, v in env.items() if k not in {"CI", "TQDM_DISABLE"}}, **extra}
 
 
@@ -101,9 +102,9 @@ def judgments(trec_files: tuple[Path, Path]) -> int:
 @pytest.mark.dbt
 @pytest.mark.parametrize("ci", [None, "true"], ids=["pipe", "pipe-and-CI"])
 def test_in_a_pipe_the_scripts_print_their_summary_line_and_no_bar(
-    tmp_path: Path, trec_files: tuple[Path, Path], ci: str | None
+    lesson: Warehouse, tmp_path: Path, trec_files: tuple[Path, Path], ci: str | None
 ) -> None:
-    env = environment(tmp_path, **({"CI": ci} if ci else {}))
+    env = environment(tmp_path, lesson, **({"CI": ci} if ci else {}))
     ranked = in_a_pipe(rank_args(), env)
     assert (ranked.returncode, ranked.stdout, ranked.stderr) == (0, RANK_LINE + "\n", "")
 
@@ -120,8 +121,8 @@ def test_in_a_pipe_the_scripts_print_their_summary_line_and_no_bar(
 
 @pytest.mark.slow
 @pytest.mark.dbt
-def test_on_a_terminal_rank_shows_a_bar_with_counts_and_a_rate(tmp_path: Path) -> None:
-    code, stdout, terminal = on_a_terminal(rank_args(), environment(tmp_path))
+def test_on_a_terminal_rank_shows_a_bar_with_counts_and_a_rate(lesson: Warehouse, tmp_path: Path) -> None:
+    code, stdout, terminal = on_a_terminal(rank_args(), environment(tmp_path, lesson))
     assert code == 0 and stdout == RANK_LINE + "\n"
     # the bar's description is "rank": "rank: 100%|██████████| 9/9 [00:00<00:00, 17.3question/s, bm25]"
     assert re.search(r"\brank: +\d+%\|", terminal) and BAR.search(terminal) and "9/9" in terminal, terminal
@@ -155,7 +156,7 @@ def test_on_a_terminal_benchmark_shows_a_bar_over_the_peers(tmp_path: Path) -> N
 
 @pytest.mark.slow
 @pytest.mark.dbt
-def test_ci_turns_the_bar_off_even_on_a_terminal(tmp_path: Path) -> None:
-    code, stdout, terminal = on_a_terminal(rank_args(), environment(tmp_path, CI="true"))
+def test_ci_turns_the_bar_off_even_on_a_terminal(lesson: Warehouse, tmp_path: Path) -> None:
+    code, stdout, terminal = on_a_terminal(rank_args(), environment(tmp_path, lesson, CI="true"))
     assert code == 0 and stdout == RANK_LINE + "\n"
     assert not BAR.search(terminal) and terminal.strip() == "", terminal

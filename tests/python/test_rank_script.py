@@ -136,3 +136,53 @@ def test_dbt_build_without_any_run_says_what_to_do(warehouse: Warehouse) -> None
     result = warehouse.dbt("build")
     assert not result.success
     assert "raw.runs is missing" in str(result.exception) and "scripts/rank.py" in str(result.exception)
+
+
+def test_an_imported_beir_collection_is_ranked_from_the_warehouse(lesson: Warehouse, tmp_path: Path) -> None:
+    """The same loader serves every collection: a BEIR folder's documents and questions, imported, are ranked
+    by a built-in retriever, and ties keep the collection's doc_position order (doc_id order when imported)."""
+    warehouse = lesson.copy(tmp_path / "beir")
+    folder = tmp_path / "mini"
+    (folder / "qrels").mkdir(parents=True)
+    corpus = [("d2", "Pricing", "free plan costs nothing"), ("d1", "Limits", "rate limits per minute"),
+              ("d3", "Other", "nothing in common")]  # fmt: skip
+    (folder / "corpus.jsonl").write_text(
+        "".join(f'{{"_id": "{i}", "title": "{t}", "text": "{x}"}}\n' for i, t, x in corpus)
+    )
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "what does the free plan cost"}\n'
+                                          '{"_id": "q2", "text": "zebra"}\n')  # fmt: skip
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td1\t1\n")
+    imported = warehouse.cli("import", "--collection", "mini", "--beir", str(folder))
+    assert imported.returncode == 0, imported.stderr
+    ranked = warehouse.rank("--retriever", "keyword_overlap", "--collection", "mini")
+    assert ranked.returncode == 0, ranked.stderr
+    assert ranked.stdout == "retrieval-metrics rank: wrote run mini/keyword_overlap: 6 ranked docs for 2 questions\n"
+    rows = warehouse.rows(
+        "select question_id, list(doc_id order by rank), list(score order by rank) from raw.rankings "
+        "where collection_id = 'mini' group by question_id order by question_id"
+    )
+    # q1 matches d2 on "free", "plan" (and "pricing" is not in it); q2 matches nothing: all tie, doc_id order
+    assert rows == [("q1", ["d2", "d1", "d3"], [2.0, 0.0, 0.0]), ("q2", ["d1", "d2", "d3"], [0.0, 0.0, 0.0])]
+    assert dump(warehouse) != dump(lesson)
+    assert [row for row in dump(warehouse) if row[1] == "docent"] == dump(lesson)  # docent untouched
+
+
+def loads(warehouse: Warehouse) -> list[tuple[object, ...]]:
+    return warehouse.rows("select project_fingerprint, loaded_at from raw.collection_inputs_loads")
+
+
+def test_rank_loads_the_seeds_again_only_when_the_project_changed(project_copy: Warehouse) -> None:
+    """The dbt load before ranking runs when the seeds (or models) changed since the last one, and only then:
+    an edited seed file is what gets ranked."""
+    project_copy.ranked("--retriever", "keyword_overlap")
+    first = loads(project_copy)
+    assert len(first) == 1
+    project_copy.ranked("--retriever", "keyword_overlap")
+    assert loads(project_copy) == first  # unchanged project: no second load
+    with (project_copy.project_dir / "seeds" / "docs.csv").open("a") as docs:
+        docs.write("billing,Billing,Invoices are sent monthly for the Pro plan.\n")
+    ranked = project_copy.rank("--retriever", "keyword_overlap")
+    assert ranked.returncode == 0, ranked.stderr
+    assert "81 ranked docs for 9 questions" in ranked.stdout  # the new document, ranked for every question
+    second = loads(project_copy)
+    assert len(second) == 1 and second[0][0] != first[0][0] and second[0][1] > first[0][1]

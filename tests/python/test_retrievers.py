@@ -479,8 +479,9 @@ def without_dense(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
 
 @pytest.mark.dbt
 def test_rank_all_skips_dense_in_one_line_when_its_packages_are_missing(
-    warehouse: Warehouse, without_dense: None
+    lesson: Warehouse, tmp_path: Path, without_dense: None
 ) -> None:
+    warehouse = lesson.copy(tmp_path / "lesson")  # the lesson's keyword_overlap run, which --all writes again
     result = warehouse.rank("--all")
     assert result.returncode == 0, result.stderr
     skipped = [line for line in result.stdout.splitlines() if "skipped dense" in line]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -59,16 +58,11 @@ print(json.dumps({"rounds": rounds, "seen": sorted(seen), "errors": errors}))
 
 
 def environment(build: Path, serving: Path | None = None) -> dict[str, str]:
-    """The commands' environment: this build file (dbt's target and logs beside it), this serving copy."""
-    env = cli_env(build, build.parent / "target")
+    """The commands' environment: this build file, this serving copy (dbt's target: the session's)."""
+    env = cli_env(build)
     if serving is not None:
         env["RETRIEVAL_SERVING_DB"] = str(serving)
     return env
-
-
-def dbt_args(tmp_path: Path) -> list[str]:
-    """Keep dbt's target and logs out of the repo (make run passes them to dbt build)."""
-    return ["--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs")]
 
 
 def snapshot(path: Path) -> tuple[object, ...]:
@@ -82,10 +76,10 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def first_build(tmp_path: Path, env: dict[str, str]) -> None:
+def first_build(env: dict[str, str]) -> None:
     """The lesson's run only, built and published."""
     assert (ranked := run_cli("rank", "--retriever", "keyword_overlap", env=env)).returncode == 0, ranked.stderr
-    built = run_cli("build", *dbt_args(tmp_path), "--quiet", env=env)
+    built = run_cli("build", "--quiet", env=env)
     assert built.returncode == 0, built.stdout + built.stderr
     assert built.stdout.strip().splitlines()[-1].startswith("retrieval-metrics build: published ")
 
@@ -95,7 +89,7 @@ def first_build(tmp_path: Path, env: dict[str, str]) -> None:
 def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_rebuilds(tmp_path: Path) -> None:
     build, serving = tmp_path / "retrieval.duckdb", tmp_path / "serving.duckdb"  # the default: next to the build
     env = environment(build)
-    first_build(tmp_path, env)
+    first_build(env)
     old = snapshot(serving)
     assert old[1] == 1  # one run: keyword_overlap
 
@@ -112,7 +106,7 @@ def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_reb
             assert reader.stdout is not None and tuple(json.loads(reader.stdout.readline())) == old
         # What a user runs: rank every retriever (new runs), dbt build on the build file, publish, scorecard.
         make = subprocess.run(
-            ["make", "--no-print-directory", "-C", str(REPO_ROOT), "run", "DBT_ARGS=" + " ".join(dbt_args(tmp_path))],
+            ["make", "--no-print-directory", "-C", str(REPO_ROOT), "run"],
             capture_output=True, text=True, env=env, timeout=900, check=False,
         )  # fmt: skip
         time.sleep(0.5)  # a few more rounds after the swap
@@ -145,7 +139,7 @@ def test_a_failed_build_leaves_the_serving_copy_untouched(lesson: Warehouse, tmp
     before, stat_before = digest(serving), serving.stat()
 
     # other cutoffs rebuild the marts in the build file, then fail the lesson's golden-value tests
-    failed = run_cli("build", *dbt_args(tmp_path), "--quiet", "--vars", "{k_values: [1, 5]}", env=env)
+    failed = run_cli("build", "--quiet", "--vars", "{k_values: [1, 5]}", env=env)
     assert failed.returncode != 0
     assert failed.stderr.strip().splitlines()[-1] == (
         f"retrieval-metrics build: error: dbt build failed (exit {failed.returncode}); {serving} left as it was"
@@ -161,7 +155,7 @@ def test_a_failed_build_leaves_the_serving_copy_untouched(lesson: Warehouse, tmp
 def test_the_serving_copy_can_be_written_for_an_older_duckdb(lesson: Warehouse, tmp_path: Path) -> None:
     build, serving = lesson.copy(tmp_path).db_path, tmp_path / "serving.duckdb"
     env = {**environment(build), "RETRIEVAL_SERVING_STORAGE_VERSION": "v1.0.0"}
-    built = run_cli("build", *dbt_args(tmp_path), "--quiet", "--select", "run_metrics", env=env)
+    built = run_cli("build", "--quiet", "--select", "run_metrics", env=env)
     assert built.returncode == 0, built.stdout + built.stderr
     with duckdb.connect() as con:
         con.execute(f"attach '{build}' as build (read_only)")

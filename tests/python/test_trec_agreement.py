@@ -84,7 +84,7 @@ def imported(
 ) -> Warehouse:
     """Every collection and run imported once into one warehouse; each test builds it with its own settings."""
     folder = tmp_path_factory.mktemp("agreement")
-    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb", folder / "target")
+    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb")
     db = ["--db", str(warehouse.db_path)]
     for name, (qrels, runs) in collections.items():
         assert cli(["import", "--collection", name, "--qrels", str(qrels), *db]) == 0
