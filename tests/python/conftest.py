@@ -11,6 +11,7 @@ and then only checks it for changes. Tests that run dbt carry the `dbt` marker, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -88,14 +89,18 @@ class Warehouse:
         return self
 
     def dbt(self, *args: str) -> dbtRunnerResult:
+        """dbt in this process. Each --vars setting has a target directory of its own: other vars make dbt
+        parse the whole project again, so builds with the usual settings stay on the parsed project."""
         os.environ["RETRIEVAL_DB"] = str(self.db_path)
+        settings = args[args.index("--vars") + 1] if "--vars" in args else ""
+        target = self.target_dir / (hashlib.sha256(settings.encode()).hexdigest()[:12] if settings else "default")
         return dbtRunner().invoke(
             [
                 *args,
                 "--project-dir", str(self.project_dir),
                 "--profiles-dir", str(self.project_dir),
-                "--target-path", str(self.target_dir),
-                "--log-path", str(self.target_dir / "logs"),
+                "--target-path", str(target),
+                "--log-path", str(target / "logs"),
                 "--quiet",
                 "--target", "in_process",
             ]

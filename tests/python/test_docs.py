@@ -55,7 +55,7 @@ def test_marts_and_their_columns_are_duckdb_comments(every_retriever: Warehouse,
 
     result = warehouse.dbt("docs", "generate")
     assert result.success, result.exception
-    catalog = json.loads((warehouse.target_dir / "catalog.json").read_text())
+    catalog = json.loads((warehouse.target_dir / "default" / "catalog.json").read_text())
     nodes = {node["metadata"]["name"]: node for node in catalog["nodes"].values()}
     assert set(MARTS) <= set(nodes)
     assert nodes["run_metrics"]["columns"]["mrr"]["comment"]

@@ -76,20 +76,14 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def first_build(env: dict[str, str]) -> None:
-    """The lesson's run only, built and published."""
-    assert (ranked := run_cli("rank", "--retriever", "keyword_overlap", env=env)).returncode == 0, ranked.stderr
-    built = run_cli("build", "--quiet", env=env)
-    assert built.returncode == 0, built.stdout + built.stderr
-    assert built.stdout.strip().splitlines()[-1].startswith("retrieval-metrics build: published ")
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_rebuilds(tmp_path: Path) -> None:
-    build, serving = tmp_path / "retrieval.duckdb", tmp_path / "serving.duckdb"  # the default: next to the build
+def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_rebuilds(
+    lesson: Warehouse, tmp_path: Path
+) -> None:
+    build, serving = lesson.copy(tmp_path).db_path, tmp_path / "serving.duckdb"  # the default: next to the build
     env = environment(build)
-    first_build(env)
+    publish(build, serving)  # the lesson's run, built and published
     old = snapshot(serving)
     assert old[1] == 1  # one run: keyword_overlap
 
