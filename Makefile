@@ -62,8 +62,9 @@ bench: install
 	$(CLI) bench --rounds 3 --markdown benchmarks/10m.md
 
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB). docs/testing.md has the tiers.
+# Two workers, one per core; each test file stays on one worker, so its module's shared builds are made once.
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The inner loop: no dbt build, no end-to-end run (under a minute).
 test-fast: install

@@ -106,6 +106,11 @@ class Warehouse:
             ]
         )  # fmt: skip
 
+    def build_all(self) -> Warehouse:
+        """dbt build of everything, every test passing."""
+        self.build()
+        return self
+
     def build(self, *args: str) -> dbtRunnerResult:
         """dbt build; fails the test on any node that errored or failed."""
         result = self.dbt("build", *args)
@@ -138,23 +143,18 @@ def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Wareh
     yield Warehouse(REPO_ROOT, tmp_path / "warehouse.duckdb")
 
 
-def built_warehouse(folder: Path, *rank_args: str) -> Warehouse:
-    """A new warehouse in `folder`: ranked with rank_args, then built (every test passing)."""
-    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb")
-    warehouse.ranked(*rank_args).build()
-    return warehouse
-
-
 @pytest.fixture(scope="session")
 def lesson(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
     """The lesson: keyword_overlap's run of the Docent questions, built. Read it; change a .copy()."""
-    return built_warehouse(tmp_path_factory.mktemp("lesson"), "--retriever", "keyword_overlap")
+    folder = tmp_path_factory.mktemp("lesson")
+    return Warehouse(REPO_ROOT, folder / "warehouse.duckdb").ranked("--retriever", "keyword_overlap").build_all()
 
 
 @pytest.fixture(scope="session")
-def every_retriever(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
-    """Every installed retriever's run of the Docent questions (rank --all), built. Read it; change a .copy()."""
-    return built_warehouse(tmp_path_factory.mktemp("every-retriever"), "--all")
+def every_retriever(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """Every installed retriever's run of the Docent questions (rank --all), built. Read it; change a .copy().
+    It starts from a copy of the lesson's warehouse, whose seeds are loaded: --all ranks keyword_overlap again."""
+    return lesson.copy(tmp_path_factory.mktemp("every-retriever")).ranked("--all").build_all()
 
 
 @pytest.fixture

@@ -518,17 +518,11 @@ def test_bad_rank_arguments_exit_2_and_write_nothing(
 
 
 @pytest.mark.dbt
-def test_an_old_database_gains_matched_terms_and_keeps_named_column_inserts(warehouse: Warehouse) -> None:
-    with duckdb.connect(str(warehouse.db_path)) as con:  # the raw tables as they were before matched_terms
-        con.execute(
-            """
-            create schema raw;
-            create table raw.runs (collection_id varchar not null, run_id varchar not null,
-                retriever varchar not null, parameters varchar not null, created_at timestamp not null);
-            create table raw.rankings (collection_id varchar not null, run_id varchar not null,
-                question_id varchar not null, doc_id varchar not null, rank integer not null, score double);
-            """
-        )
+def test_an_old_database_gains_matched_terms_and_keeps_named_column_inserts(lesson: Warehouse, tmp_path: Path) -> None:
+    warehouse = lesson.copy(tmp_path / "old")
+    with duckdb.connect(str(warehouse.db_path)) as con:  # raw.rankings as it was before matched_terms
+        con.execute("delete from raw.rankings; delete from raw.runs")
+        con.execute("alter table raw.rankings drop column matched_terms")
         con.execute("insert into raw.runs values ('docent', 'imported', 'trec', '{}', now()::timestamp)")
         con.execute("insert into raw.rankings values ('docent', 'imported', 'error_401', 'errors', 1, 2.5)")
     assert warehouse.rank("--retriever", "keyword_normalized").returncode == 0
