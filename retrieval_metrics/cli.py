@@ -85,9 +85,9 @@ def build(args: argparse.Namespace) -> str:
 
 def scorecard(args: argparse.Namespace) -> str:
     from retrieval_metrics.scorecard import scorecard as render
-    from retrieval_metrics.warehouse import open_existing
+    from retrieval_metrics.warehouse import open_built
 
-    with open_existing(database_path(args.db)) as con:
+    with open_built(database_path(args.db)) as con:
         text = render(con)
     return text or f"no runs yet: write one with `{PROG} rank`, then `{PROG} build`"
 

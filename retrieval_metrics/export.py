@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics.warehouse import InputError, open_existing, sql_literal
+from retrieval_metrics.warehouse import InputError, open_built, sql_literal
 
 TABLES = ("question_metrics", "run_metrics", "missed_relevant_docs")
 MEASURE_WIDTH = 22  # trec_eval: "%-22s\t%s\t%.4f"
@@ -138,7 +138,7 @@ def export(
     if file_format != "trec" and out == "-":
         raise InputError(f"--out - (stdout) is only for --format trec; --format {file_format} needs a directory")
     where, params = run_filter(collection_id, run_id)
-    with open_existing(database) as con:
+    with open_built(database) as con:
         (count,) = con.execute(f"select count(*) from main.question_metrics where {where}", params).fetchone()
         if count == 0:
             raise InputError(describe(database, collection_id, run_id))

@@ -29,9 +29,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from retrieval_metrics.warehouse import InputError, open_existing, shown
+from retrieval_metrics.warehouse import InputError, open_built, shown
 
-MARTS = ("run_metrics", "question_metrics", "run_leaderboard", "run_comparisons", "missed_relevant_docs")
 CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
 COMPARED_METRICS = ["recall", "precision", "ndcg", "hit", "reciprocal_rank", "average_precision", "r_precision"]
 MAX_HEATMAP_QUESTIONS = 50  # beyond this, the questions where the runs' first relevant ranks differ most
@@ -212,11 +211,11 @@ def rank_heatmap(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
     fig.legend(handles=[Patch(facecolor="#d0d0d0", label="n/r: no relevant doc retrieved")],
                loc="outside lower center", frameon=False)
     total = questions[0]["n_questions"] if questions else 0
-    shown = "" if total <= MAX_HEATMAP_QUESTIONS else \
+    showing = "" if total <= MAX_HEATMAP_QUESTIONS else \
         f" Showing the {MAX_HEATMAP_QUESTIONS} of {total} questions where the runs differ most."
     return Chart(collection_id, "first-relevant-rank",
                  f"Heatmap of the first relevant rank of each question for each run of {collection_id}",
-                 f"Rank of the first relevant doc (1 = top; n/r = none retrieved), the same at every k.{shown}",
+                 f"Rank of the first relevant doc (1 = top; n/r = none retrieved), the same at every k.{showing}",
                  png(fig), wide=True)
 
 
@@ -371,12 +370,7 @@ def report(con: duckdb.DuckDBPyConnection, source: str, generated_at: str) -> tu
 def write_report(database: Path, out: Path) -> str:
     """Write <out>/index.html and the charts as PNGs; returns the one-line summary. InputError, naming the
     database, when it has no marts or no runs yet."""
-    with open_existing(database) as con:
-        present = {t for (t,) in con.execute(
-            "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
-        missing = [m for m in MARTS if m not in present]
-        if missing:
-            raise InputError(f"{shown(database)} has no {', '.join(missing)}: run `make build` first")
+    with open_built(database) as con:
         if not con.execute("select count(*) from main.run_leaderboard").fetchall()[0][0]:
             raise InputError(f"no runs in {shown(database)}: run `make run` first")
         generated_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

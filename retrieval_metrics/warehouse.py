@@ -111,11 +111,28 @@ def connect(
     return con
 
 
+MARTS = ("question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "question_comparisons",
+         "run_comparisons")  # fmt: skip
+
+
 def open_existing(path: Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection to a warehouse that must already exist (InputError, naming the file, if not)."""
     if not path.exists():
         raise InputError(f"{shown(path)} does not exist: run `make run` first")
     return connect(path, read_only=True)
+
+
+def open_built(path: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a warehouse that exists and has its marts (InputError naming the file and
+    what is missing, if not)."""
+    con = open_existing(path)
+    present = {name for (name,) in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}  # fmt: skip
+    missing = [mart for mart in MARTS if mart not in present]
+    if missing:
+        con.close()
+        raise InputError(f"{shown(path)} has no {', '.join(missing)}: run `make build` first")
+    return con
 
 
 def shown(path: Path | str) -> str:
