@@ -132,12 +132,12 @@ def test_bad_input_gets_one_line_exit_2_and_writes_nothing(
 
 
 @pytest.fixture
-def holder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """A process that holds a database file open read-write, like a notebook that forgot read_only=True."""
-    database = tmp_path / "held.duckdb"
+def holder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """A process that holds the build file open (read-only or read-write), like a notebook would."""
+    database = tmp_path / "retrieval.duckdb"
     duckdb.connect(str(database)).close()
     code = (
-        f"import duckdb, sys; c = duckdb.connect({str(database)!r}, read_only=False); "
+        f"import duckdb, sys; c = duckdb.connect({str(database)!r}, read_only={request.param}); "
         "print('ready', flush=True); sys.stdin.read()"
     )
     process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -150,10 +150,11 @@ def holder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
         process.wait(timeout=30)
 
 
+@pytest.mark.parametrize("holder", [True, False], indirect=True, ids=["held-read-only", "held-read-write"])
 @pytest.mark.parametrize(
     "command",
-    [["import", "--collection", "c", "--qrels", "QRELS"], ["rank", "--retriever", "keyword_overlap"]],
-    ids=["import", "rank"],
+    [["build"], ["import", "--collection", "c", "--qrels", "QRELS"], ["rank", "--retriever", "keyword_overlap"]],
+    ids=["build", "import", "rank"],
 )
 def test_a_locked_database_gets_one_line_naming_the_holder(
     holder: tuple[subprocess.Popen[str], Path], tmp_path: Path, command: list[str]
@@ -166,7 +167,7 @@ def test_a_locked_database_gets_one_line_naming_the_holder(
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
-    # retrieval-metrics rank: error: /tmp/.../held.duckdb is locked by PID 4242 (python -c import duckdb, sys; ...):
+    # retrieval-metrics rank: error: /tmp/.../retrieval.duckdb is locked by PID 4242 (python -c import duckdb, ...):
     #     close that connection, or point readers at /tmp/.../serving.duckdb (read-only), then re-run
     holder_command = f"{Path(sys.executable).name} -c import duckdb, sys; c = duckdb.connect("
     assert lines[0].startswith(
@@ -176,5 +177,5 @@ def test_a_locked_database_gets_one_line_naming_the_holder(
         f"): close that connection, or point readers at {tmp_path / 'serving.duckdb'} (read-only), then re-run"
     ), lines[0]
     assert "Traceback" not in result.stderr and result.stdout == ""
-    assert not target.exists()  # rank stopped before dbt: dbt would have created its target and logs
+    assert not target.exists()  # build and rank stopped before dbt: dbt would have created its target and logs
     assert not (tmp_path / "serving.duckdb").exists() and not Path(f"{database}.wal").exists()

@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -163,54 +162,3 @@ def test_the_serving_copy_can_be_written_for_an_older_duckdb(lesson: Warehouse, 
         ):
             copied, built = (con.execute(query.format(db=db)).fetchall() for db in ("serving", "build"))
             assert copied == built
-
-
-@pytest.fixture
-def holder(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """A process that holds the build file open (read-only or read-write), like a notebook would."""
-    build = tmp_path / "retrieval.duckdb"
-    duckdb.connect(str(build)).close()
-    code = (
-        f"import duckdb, sys; c = duckdb.connect({str(build)!r}, read_only={request.param}); "
-        "print('ready', flush=True); sys.stdin.read()"
-    )
-    process = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-    try:
-        yield process, build
-    finally:
-        assert process.stdin is not None
-        process.stdin.close()
-        process.wait(timeout=30)
-
-
-@pytest.mark.parametrize("holder", [True, False], indirect=True, ids=["held-read-only", "held-read-write"])
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["build"],
-        ["rank", "--retriever", "keyword_overlap"],
-        ["import", "--collection", "c", "--qrels", "QRELS"],
-    ],
-    ids=["build", "rank", "import"],
-)
-def test_a_locked_build_file_gets_one_line_naming_the_holder(
-    holder: tuple[subprocess.Popen[str], Path], command: list[str], tmp_path: Path
-) -> None:
-    process, build = holder
-    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
-    args = [str(tmp_path / "qrels.txt") if a == "QRELS" else a for a in command[1:]]
-    result = run_cli(command[0], *args, env=environment(build))
-    assert result.returncode == 2
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    # e.g. retrieval-metrics build: error: /tmp/.../retrieval.duckdb is locked by PID 4242 (python -c import duckdb, sys; ...):
-    #      close that connection, or point readers at /tmp/.../serving.duckdb (read-only), then re-run
-    holder_command = f"{Path(sys.executable).name} -c import duckdb, sys; c = duckdb.connect("
-    assert lines[0].startswith(f"retrieval-metrics {command[0]}: error: {build} is locked by PID {process.pid} ({holder_command}")
-    assert lines[0].endswith(
-        f"): close that connection, or point readers at {tmp_path / 'serving.duckdb'} (read-only), then re-run"
-    )
-    assert "Traceback" not in result.stderr and not (tmp_path / "serving.duckdb").exists()
