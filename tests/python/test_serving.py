@@ -1,5 +1,5 @@
 """The serving copy: readers of serving.duckdb keep working while the warehouse is rebuilt, a failed build never
-replaces it, and a tool holding the live build file gets one clear line instead of a stack trace."""
+replaces it, and it can be written for an older DuckDB. (A tool holding the live build file: test_cli.py.)"""
 
 from __future__ import annotations
 
