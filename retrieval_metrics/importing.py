@@ -78,25 +78,23 @@ def import_collection(database: Path, request: ImportRequest, desc: str = "impor
             beir.check_beir(con, request.beir, request.split)
         try:
             with transaction(con):
-                return write(con, request, stages, one_pass=True)
+                return write(con, request, stages)
         except CarefulReadNeeded:
             assert request.run is not None
-            checked = trec.read_run(con, request.run)
+            careful_rows = trec.read_run(con, request.run)
             with transaction(con):
-                return write(con, request, stages, checked_run=checked)
+                return write(con, request, stages, careful_rows)
 
 
 def write(
     con: duckdb.DuckDBPyConnection,
     request: ImportRequest,
     stages: Stages | None = None,
-    *,
-    one_pass: bool = False,
-    checked_run: str | None = None,
+    careful_rows: str | None = None,
 ) -> str:
     """Write the checked judgments (temp tables qrels_in, and questions_in / documents_in for BEIR) and/or the
-    run, in the current transaction. The run's rows come from the file in one pass (`one_pass`:
-    CarefulReadNeeded on any line that pass does not take) or from the careful read's query (`checked_run`).
+    run, in the current transaction. The run's rows come from the careful read's query (`careful_rows`), else
+    from the file in one pass, which raises CarefulReadNeeded on any line it does not take.
     """
     judged = bool(request.qrels or request.beir)
     collection_id = request.collection_id
@@ -107,8 +105,8 @@ def write(
     if request.run and request.run_id:
         if stages:
             stages.begin("rank")
-        rows = trec.one_pass_run(request.run) if one_pass else checked_run  # the one pass checks the file is there
-        assert rows is not None, "a run is written from the one-pass read or from the careful read"
+        one_pass = careful_rows is None
+        rows = trec.one_pass_run(request.run) if careful_rows is None else careful_rows  # checks the file is there
         tag = trec.run_tag(request.run)
         run = Run(collection_id, request.run_id, tag, {"format": "trec", "source": request.run.name, "tag": tag})
         try:

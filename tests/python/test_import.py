@@ -112,7 +112,7 @@ def test_one_pass_read_takes_clean_runs_and_leaves_the_rest_to_the_careful_read(
     with duckdb.connect(str(loaded.db_path)) as con:
         try:
             with transaction(con):
-                write(con, ImportRequest("tiny", run=path, run_id="r9"), one_pass=True)
+                write(con, ImportRequest("tiny", run=path, run_id="r9"))  # the one-pass read
         except CarefulReadNeeded:
             assert ranks is None
     written = loaded.rows("select question_id, doc_id, rank from raw.rankings where run_id = 'r9' order by all")
