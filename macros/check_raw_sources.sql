@@ -7,7 +7,7 @@
             {%- if relation is none -%}
                 {{ exceptions.raise_compiler_error(
                     "raw." ~ table ~ " is missing from " ~ target.path ~ ": write a run first with "
-                    ~ "`python scripts/rank.py --retriever keyword_overlap` (or `make run`)") }}
+                    ~ "`retrieval-metrics rank --retriever keyword_overlap` (or `make run`)") }}
             {%- endif -%}
         {%- endfor -%}
     {%- endif -%}

@@ -40,9 +40,9 @@ def progress(iterable: Iterable[Any] | None = None, **kwargs: Any) -> tqdm:
 
 
 class Stages:
-    """A command's stages (the import's: parse, check, rank, write) as a progress bar on a terminal: the postfix names the
-    stage running, on how many rows, and the rows per second of the stage before it; at the end, the whole
-    import's rows and rows per second. Silent in a pipe or under CI (see progress.progress)."""
+    """A command's stages (the import's: parse, check, rank, write) as a progress bar on a terminal: the
+    postfix names the stage running, on how many rows, and the rows per second of the stage before it; at the
+    end, the whole command's rows and rows per second. Silent in a pipe or under CI (see progress())."""
 
     def __init__(self, names: list[str], desc: str) -> None:
         self.bar = progress(total=len(names), desc=desc, unit="stage")

@@ -76,9 +76,9 @@ def project_fingerprint(project: Path) -> str:
     return digest.hexdigest()
 
 
-def load_collection_inputs(database: Path) -> bool:
+def load_collection_inputs(database: Path) -> None:
     """dbt build of the `collection_inputs` selector, unless the warehouse already holds it as the project's
-    files stand now; InputError naming the failed node if it fails. Returns whether it ran."""
+    files stand now; InputError naming the failed node if it fails."""
     fingerprint = project_fingerprint(project_dir())
     with connect(database) as con, transaction(con):  # the raw schema, which dbt's sources need, is there after
         (loaded,) = con.execute(
@@ -90,7 +90,7 @@ def load_collection_inputs(database: Path) -> bool:
             [list(LOADED_VIEWS)],
         ).fetchone()
     if loaded and views == len(LOADED_VIEWS):
-        return False
+        return
     built = run_dbt(["build", "--selector", COLLECTION_INPUTS, "--quiet"], database, capture=True)
     if built.returncode != 0:
         raise InputError(
@@ -104,7 +104,6 @@ def load_collection_inputs(database: Path) -> bool:
             "values (?, cast(now() at time zone 'UTC' as timestamp))",
             [fingerprint],
         )
-    return True
 
 
 def read_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple[list[Document], list[tuple[str, str]]]:

@@ -135,7 +135,7 @@ def test_a_failed_write_rolls_back_and_keeps_the_earlier_run(lesson: Warehouse, 
 def test_dbt_build_without_any_run_says_what_to_do(warehouse: Warehouse) -> None:
     result = warehouse.dbt("build")
     assert not result.success
-    assert "raw.runs is missing" in str(result.exception) and "scripts/rank.py" in str(result.exception)
+    assert "raw.runs is missing" in str(result.exception) and "retrieval-metrics rank" in str(result.exception)
 
 
 def test_an_imported_beir_collection_is_ranked_from_the_warehouse(lesson: Warehouse, tmp_path: Path) -> None:
