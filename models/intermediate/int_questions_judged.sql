@@ -1,5 +1,6 @@
 -- One row per question of a collection: every known question (seeded or imported) plus any question found
--- only in the qrels, with how many docs are judged for it and how many of those are relevant (grade >= 1).
+-- only in the qrels, with how many docs are judged for it, how many of those are relevant
+-- (grade >= relevance_level) and how many judged not relevant (0 <= grade < relevance_level).
 
 with questions as (
     select * from {{ ref('int_questions_unioned') }}
@@ -14,7 +15,9 @@ judgment_counts as (
         collection_id,
         question_id,
         cast(count(*) as integer) as n_judged,
-        cast(sum(case when relevance >= 1 then 1 else 0 end) as integer) as n_relevant
+        cast(sum(case when relevance >= {{ relevance_level() }} then 1 else 0 end) as integer) as n_relevant,
+        cast(sum(case when relevance >= 0 and relevance < {{ relevance_level() }} then 1 else 0 end) as integer)
+            as n_judged_nonrelevant
     from qrels
     group by collection_id, question_id
 ),
@@ -31,7 +34,8 @@ joined as (
         question_ids.question_id,
         questions.question_text,
         coalesce(judgment_counts.n_judged, 0) as n_judged,
-        coalesce(judgment_counts.n_relevant, 0) as n_relevant
+        coalesce(judgment_counts.n_relevant, 0) as n_relevant,
+        coalesce(judgment_counts.n_judged_nonrelevant, 0) as n_judged_nonrelevant
     from question_ids
     left join questions
         on question_ids.collection_id = questions.collection_id

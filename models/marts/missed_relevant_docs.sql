@@ -14,11 +14,12 @@ questions as (
 ),
 
 relevant_judgments as (
-    select * from {{ ref('int_relevant_judgments_ranked') }}
+    select * from {{ ref('int_qrels_unioned') }}
+    where relevance >= {{ relevance_level() }}
 ),
 
-relevant_retrieved as (
-    select * from {{ ref('int_relevant_docs_retrieved') }}
+judged_retrieved as (
+    select * from {{ ref('int_judged_docs_retrieved') }}
 ),
 
 rankings as (
@@ -46,15 +47,16 @@ relevant_docs_at_k as (
 missed as (
     select
         relevant_docs_at_k.*,
-        relevant_retrieved.rank as doc_rank,
-        relevant_retrieved.matched_terms as doc_matched_terms
+        judged_retrieved.rank as doc_rank,
+        judged_retrieved.matched_terms as doc_matched_terms
     from relevant_docs_at_k
-    left join relevant_retrieved
-        on relevant_docs_at_k.collection_id = relevant_retrieved.collection_id
-        and relevant_docs_at_k.run_id = relevant_retrieved.run_id
-        and relevant_docs_at_k.question_id = relevant_retrieved.question_id
-        and relevant_docs_at_k.doc_id = relevant_retrieved.doc_id
-    where relevant_retrieved.rank is null or relevant_retrieved.rank > relevant_docs_at_k.k
+    left join judged_retrieved
+        on relevant_docs_at_k.collection_id = judged_retrieved.collection_id
+        and relevant_docs_at_k.run_id = judged_retrieved.run_id
+        and relevant_docs_at_k.question_id = judged_retrieved.question_id
+        and relevant_docs_at_k.doc_id = judged_retrieved.doc_id
+    -- beyond k where the measures count (position: the rank among judged docs under judged_docs_only)
+    where judged_retrieved.position is null or judged_retrieved.position > relevant_docs_at_k.k
 ),
 
 -- for each rank r <= the listing cap: the docs at ranks 1..r, best first (one short row per listed rank,

@@ -1,18 +1,20 @@
-"""One row per (collection, k, run, baseline, metric): paired significance of the run against the baseline.
+"""One row per (collection, run, baseline, measure name): paired significance of the run against the baseline.
 
 Paired over the questions both runs average (question_comparisons). Tests, from scipy:
   - paired t-test: scipy.stats.ttest_rel, two-sided;
   - paired randomization test: scipy.stats.permutation_test on the mean difference, swapping each
     question's two values (a sign flip of its difference), two-sided, with a fixed seed and
     n_permutations resamples; exact (all 2^n flips) when 2^n <= n_permutations.
-Holm-Bonferroni then adjusts each test's p-values across the runs compared with the same baseline
-(per collection, k and metric).
+Effect size: the paired standardized mean difference, mean(differences) / sd(differences) (ddof 1; Cohen's
+d_z), null when the differences do not vary.
+Holm-Bonferroni then adjusts each test's p-values within one family: the runs compared with the same baseline
+on the same measure name (one collection, one measure, one k); measures and cutoffs are not pooled.
 """
 
 import numpy as np
 import pandas as pd
 
-KEYS = ["collection_id", "k", "run_id", "baseline_run_id", "metric"]
+KEYS = ["collection_id", "run_id", "baseline_run_id", "measure_name"]
 
 
 def mean_difference(run, baseline, axis):
@@ -34,10 +36,11 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
     baseline = group["baseline_value"].to_numpy(dtype=float)
     differences = run - baseline
     n = len(differences)
-    t_statistic = t_p_value = None
-    if n >= 2 and np.ptp(differences) > 0:  # a t-test needs variation in the differences
+    t_statistic = t_p_value = effect_size = None
+    if n >= 2 and np.ptp(differences) > 0:  # a t-test (and the effect size) needs variation in the differences
         t = stats.ttest_rel(run, baseline)
         t_statistic, t_p_value = float(t.statistic), float(t.pvalue)
+        effect_size = float(differences.mean() / differences.std(ddof=1))
     randomization = stats.permutation_test(
         (run, baseline),
         mean_difference,
@@ -57,6 +60,7 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
         "run_mean": float(run.mean()),
         "baseline_mean": float(baseline.mean()),
         "mean_difference": float(differences.mean()),
+        "effect_size": effect_size,
         "t_statistic": t_statistic,
         "t_p_value": t_p_value,
         "randomization_p_value": float(randomization.pvalue),
@@ -71,17 +75,20 @@ def model(dbt, session):
     seed = int(dbt.config.get("permutation_seed"))
     paired = dbt.ref("question_comparisons").df().sort_values([*KEYS, "question_id"], kind="mergesort")
     rows = [
-        {**dict(zip(KEYS, key)), **compare(group, n_permutations, seed)}
+        {**dict(zip(KEYS, key)), "measure": group["measure"].iloc[0], "k": group["k"].iloc[0],
+         **compare(group, n_permutations, seed)}
         for key, group in paired.groupby(KEYS, sort=True)
     ]
-    columns = [*KEYS, "n_questions", "wins", "ties", "losses", "run_mean", "baseline_mean", "mean_difference",
-               "t_statistic", "t_p_value", "randomization_p_value", "n_permutations", "is_exact_randomization"]
+    columns = [*KEYS, "measure", "k", "n_questions", "wins", "ties", "losses", "run_mean", "baseline_mean",
+               "mean_difference", "effect_size", "t_statistic", "t_p_value", "randomization_p_value",
+               "n_permutations", "is_exact_randomization"]
     result = pd.DataFrame(rows, columns=columns)
-    family = ["collection_id", "k", "baseline_run_id", "metric"]  # the runs compared with one baseline
+    family = ["collection_id", "baseline_run_id", "measure_name"]  # the runs compared with one baseline
     for test in ("t", "randomization"):
         column = f"{test}_p_value"
         result[f"{column}_holm"] = result.groupby(family)[column].transform(holm) if len(result) else []
-    types = {"k": "int32", "n_questions": "int32", "wins": "int32", "ties": "int32", "losses": "int32",
+    types = {"k": "Int32", "n_questions": "int32", "wins": "int32", "ties": "int32", "losses": "int32",
              "n_permutations": "int64", "is_exact_randomization": "bool"}
-    floats = [c for c in result.columns if c.endswith(("_mean", "_difference", "_statistic", "_value", "_holm"))]
+    floats = [c for c in result.columns
+              if c.endswith(("_mean", "_difference", "_size", "_statistic", "_value", "_holm"))]
     return result.astype({**types, **{column: "float64" for column in floats}})

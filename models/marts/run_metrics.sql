@@ -1,47 +1,57 @@
--- One row per (collection, run, k): the mean of every measure over the run's averaged questions.
--- averaging = all_questions (default): every question of the collection, a miss counting 0 (trec_eval -c).
--- averaging = retrieved_only: only questions that are judged and that the run returned anything for.
+-- One row per (collection, run, k): the run's value of every measure that has a column of its own here
+-- (run_metrics_column in macros/measures.sql), wide; taken from run_measures (every measure, long), so both
+-- carry the same bits. Measures of the whole ranking repeat at every k.
 
-with question_metrics as (
-    select * from {{ ref('question_metrics') }}
+with run_measures as (
+    select * from {{ ref('run_measures') }}
 ),
 
 runs as (
     select * from {{ ref('stg_raw__runs') }}
 ),
 
-averaged as (
+at_k as (
     select
         collection_id,
         run_id,
         k,
-        count(*) as n_questions,
-        {{ ordered_sum('hit', 'question_id') }} as hit_sum,
-        {{ ordered_sum('recall', 'question_id') }} as recall_sum,
-        {{ ordered_sum('precision', 'question_id') }} as precision_sum,
-        {{ ordered_sum('ndcg', 'question_id') }} as ndcg_sum,
-        {{ ordered_sum('reciprocal_rank', 'question_id') }} as reciprocal_rank_sum,
-        {{ ordered_sum('average_precision', 'question_id') }} as average_precision_sum,
-        {{ ordered_sum('r_precision', 'question_id') }} as r_precision_sum
-    from question_metrics
-    where is_averaged
+        max(n_questions) as n_questions,
+        {%- for measure in measures_at_k(true) if measure.run_metrics_column %}
+        max(case when measure = {{ sql_string(measure.name) }} then value end) as {{ measure.run_metrics_column }}
+        {%- if not loop.last %},{% endif %}
+        {%- endfor %}
+    from run_measures
+    where k is not null
     group by collection_id, run_id, k
+),
+
+whole_ranking as (
+    select
+        collection_id,
+        run_id,
+        {%- for measure in measures_at_k(false) if measure.run_metrics_column %}
+        max(case when measure = {{ sql_string(measure.name) }} then value end) as {{ measure.run_metrics_column }}
+        {%- if not loop.last %},{% endif %}
+        {%- endfor %}
+    from run_measures
+    where k is null
+    group by collection_id, run_id
 )
 
 select
-    averaged.collection_id,
-    averaged.run_id,
+    at_k.collection_id,
+    at_k.run_id,
     runs.retriever,
-    averaged.k,
-    cast(averaged.n_questions as integer) as n_questions,
-    cast(averaged.hit_sum / averaged.n_questions as double) as hit_rate,
-    cast(averaged.recall_sum / averaged.n_questions as double) as recall,
-    cast(averaged.precision_sum / averaged.n_questions as double) as precision,
-    cast(averaged.ndcg_sum / averaged.n_questions as double) as ndcg,
-    cast(averaged.reciprocal_rank_sum / averaged.n_questions as double) as mrr,
-    cast(averaged.average_precision_sum / averaged.n_questions as double) as map,
-    cast(averaged.r_precision_sum / averaged.n_questions as double) as r_precision
-from averaged
+    at_k.k,
+    cast(at_k.n_questions as integer) as n_questions,
+    {%- for measure in measure_registry() if measure.run_metrics_column %}
+    cast({{ 'at_k' if measure.at_k else 'whole_ranking' }}.{{ measure.run_metrics_column }} as double)
+        as {{ measure.run_metrics_column }}{% if not loop.last %},{% endif %}
+    {%- endfor %}
+from at_k
+inner join whole_ranking
+    on at_k.collection_id = whole_ranking.collection_id
+    and at_k.run_id = whole_ranking.run_id
 inner join runs
-    on averaged.collection_id = runs.collection_id
-    and averaged.run_id = runs.run_id
+    on at_k.collection_id = runs.collection_id
+    and at_k.run_id = runs.run_id

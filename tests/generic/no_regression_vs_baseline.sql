@@ -1,8 +1,8 @@
-{#- Regression gate, on question_comparisons: fails when a gated run's mean `metric` at cutoff `k` falls below
-    the baseline's by more than `tolerance`. Its failure rows name the questions that got worse and by how
+{#- Regression gate, on question_comparisons: fails when a gated run's mean of `measure_name` (as printed:
+    ndcg_cut_2, recall_2, map, Judged@10) falls below the baseline's by more than `tolerance`. Its failure rows name the questions that got worse and by how
     much, with the run's mean difference. `run_ids` and `collection_id` default to the vars gated_run_ids and
     gated_collection_id; runs that are not in the collection are not checked. -#}
-{% test no_regression_vs_baseline(model, metric, k, tolerance=0.0, run_ids=none, collection_id=none) %}
+{% test no_regression_vs_baseline(model, measure_name, tolerance=0.0, run_ids=none, collection_id=none) %}
 {%- set gated = run_ids if run_ids is not none else var('gated_run_ids') -%}
 {%- set collection = collection_id if collection_id is not none else var('gated_collection_id') -%}
 {%- if gated is string -%}{%- set gated = gated.split(',') -%}{%- endif -%}
@@ -11,8 +11,7 @@ with compared as (
     select *
     from {{ model }}
     where collection_id = '{{ collection }}'
-        and metric = '{{ metric }}'
-        and k = {{ k }}
+        and measure_name = {{ sql_string(measure_name) }}
         and run_id in ({% for run_id in gated %}'{{ run_id | trim }}'{% if not loop.last %}, {% endif %}{% endfor %}{% if gated | length == 0 %}null{% endif %})
 ),
 
@@ -26,7 +25,7 @@ regressed_runs as (
 select
     compared.run_id,
     compared.baseline_run_id,
-    '{{ metric }}@{{ k }}' as measure,
+    compared.measure_name,
     regressed_runs.mean_difference as run_mean_difference,
     compared.question_id,
     compared.baseline_value,

@@ -1,19 +1,45 @@
-"""Random TREC qrels and runs, imported and built, agree with pytrec_eval to 1e-9: every per-question value
-and both kinds of mean. The generator deliberately makes the cases where evaluators disagree."""
+"""Random TREC qrels and runs, imported and built, agree with the references to 1e-9: every per-question value
+and every mean, of the wide tables (question_metrics / run_metrics: pytrec_eval) and of the long ones
+(question_measures / run_measures: pytrec_eval for trec_eval's measures, ir_measures for Judged@k, ERR@k and
+nDCG(dcg='exp-log2')@k), under trec_eval's options. The generator deliberately makes the cases where
+evaluators disagree. The fast tests (no dbt) pin the references' behaviour the comparison relies on."""
 
 from __future__ import annotations
 
+import math
 import random
+import subprocess
 from pathlib import Path
 
+import ir_measures
 import pytest
+import pytrec_eval
 
 from conftest import REPO_ROOT, Warehouse
 from retrieval_metrics.cli import main as cli
-from trec_reference import assert_matches_trec_eval
+from trec_reference import (
+    IPREC_AT_RECALL,
+    MIN_GEO_MEAN,
+    PRINTED_PRECISION,
+    Settings,
+    assert_matches_trec_eval,
+    assert_measures_match_references,
+    gdeval_script,
+    ir_measures_reference,
+    references,
+    trec_order,
+)
 
-pytestmark = pytest.mark.dbt
 KS = [1, 3, 5, 10]
+GRADES = [-2, -1, 0, 0, 1, 1, 2, 3, 4]
+# Every pair of (relevance level, -J, averaging) in five builds; ERR's maximum grade moved once.
+SETTINGS = [
+    Settings(relevance_level=1, judged_docs_only=False, averaging="all_questions"),
+    Settings(relevance_level=1, judged_docs_only=False, averaging="retrieved_only", err_max_grade=5),
+    Settings(relevance_level=1, judged_docs_only=True, averaging="retrieved_only"),
+    Settings(relevance_level=2, judged_docs_only=False, averaging="retrieved_only"),
+    Settings(relevance_level=2, judged_docs_only=True, averaging="all_questions"),
+]
 
 
 def make_collection(rng: random.Random, folder: Path, n_runs: int) -> tuple[Path, list[Path]]:
@@ -21,21 +47,37 @@ def make_collection(rng: random.Random, folder: Path, n_runs: int) -> tuple[Path
     folder.mkdir(parents=True)
     question_ids = ["7", "07", "007", "q-1", "Q.2"] + [f"q{i}" for i in range(25)]
     doc_ids = ["1", "01", "001", "10", "9", "d.9", "D9"] + [f"doc{i:03d}" for i in range(60)]
-    qrels_lines: list[str] = []
+    qrels: dict[str, dict[str, int]] = {}
     for position, question_id in enumerate(question_ids[:-3]):  # the last 3 are in runs only: ignored
-        judged = rng.sample(doc_ids, rng.randint(1, 8))
-        for doc_id in judged:
-            grade = 0 if position == 0 else rng.choice([0, 0, 1, 1, 2, 3])  # "7" has only grade-0 judgments
-            qrels_lines.append(f"{question_id} 0 {doc_id} {grade}")
-    qrels = folder / "qrels.txt"
-    qrels.write_text("\n".join(qrels_lines) + "\n")
+        for doc_id in rng.sample(doc_ids, rng.randint(1, 10)):
+            if position == 0:
+                grade = 0  # "7": only grade-0 judgments
+            elif position == 1:
+                grade = rng.choice([-2, -1])  # "07": only negative grades
+            elif position == 2:
+                grade = rng.choice([0, 1])  # "007": nothing relevant at relevance level 2
+            else:
+                grade = rng.choice(GRADES)
+            qrels.setdefault(question_id, {})[doc_id] = grade
+    path = folder / "qrels.txt"
+    path.write_text("".join(f"{q} 0 {d} {grade}\n" for q, judgments in qrels.items() for d, grade in judgments.items()))
     runs: list[Path] = []
     for run_number in range(n_runs):
         lines: list[str] = []
         for question_id in question_ids:
             if rng.random() < 0.15:
                 continue  # question missing from the run
-            for doc_id in rng.sample(doc_ids, rng.choice([0, 1, 2, 4, 12, 30]) or 1):  # often shorter than k
+            length = rng.choice([1, 2, 4, 12, 30])  # often shorter than k
+            judged = list(qrels.get(question_id, {}))
+            unjudged = [doc_id for doc_id in doc_ids if doc_id not in judged]
+            kind = rng.random()
+            if kind < 0.1:
+                docs = rng.sample(unjudged, length)  # nothing judged: an empty ranking under -J
+            elif kind < 0.55:
+                docs = rng.sample(judged, min(length, len(judged))) + rng.sample(unjudged, rng.randint(0, length))
+            else:
+                docs = rng.sample(doc_ids, length)
+            for doc_id in docs:
                 style = rng.random()
                 if style < 0.4:
                     score = f"{rng.randint(0, 4) / 2:.1f}"  # coarse: many ties, broken by docno
@@ -49,10 +91,10 @@ def make_collection(rng: random.Random, folder: Path, n_runs: int) -> tuple[Path
                 separator = rng.choice([" ", "\t"])
                 lines.append(separator.join([question_id, "Q0", doc_id, str(rng.randint(1, 999)), score, "tag"]))
         rng.shuffle(lines)  # file order and the rank column mean nothing to trec_eval
-        path = folder / f"run{run_number}.txt"
-        path.write_text("\n".join(lines) + "\n")
-        runs.append(path)
-    return qrels, runs
+        run_path = folder / f"run{run_number}.txt"
+        run_path.write_text("\n".join(lines) + "\n")
+        runs.append(run_path)
+    return path, runs
 
 
 def parse_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -93,30 +135,207 @@ def imported(
     return warehouse
 
 
-@pytest.mark.parametrize("averaging", ["all_questions", "retrieved_only"])
-def test_every_value_and_mean_equals_pytrec_eval(
-    imported: Warehouse, collections: dict[str, tuple[Path, list[Path]]], averaging: str
+@pytest.mark.dbt
+@pytest.mark.parametrize("settings", SETTINGS, ids=lambda settings: settings.label)
+def test_every_value_and_mean_equals_the_references(
+    imported: Warehouse, collections: dict[str, tuple[Path, list[Path]]], settings: Settings
 ) -> None:
-    imported.build("--exclude", "tag:lesson_golden", "--vars", f"{{k_values: {KS}, averaging: {averaging}}}")
+    imported.build("--exclude", "tag:lesson_golden", "--vars", settings.dbt_vars(KS))
     checked = 0
     with imported.connect() as con:
         for name, (qrels_path, runs) in collections.items():
             qrels = parse_qrels(qrels_path)
             for number, run_path in enumerate(runs):
-                # one row per qrels question and k: questions only in the run are ignored
-                questions = con.execute(
-                    "select distinct question_id from question_metrics where collection_id = ? and run_id = ?",
-                    [name, f"run{number}"],
-                ).fetchall()
-                assert {row[0] for row in questions} == set(qrels)
-                checked += assert_matches_trec_eval(
-                    con, name, f"run{number}", qrels, parse_run(run_path), KS, averaging, tolerance=1e-9
-                )
-    assert checked > 1000
+                run = parse_run(run_path)
+                checked += assert_measures_match_references(con, name, f"run{number}", qrels, run, KS, settings)
+        if settings.is_default:  # the wide tables: trec_eval's defaults
+            for name, (qrels_path, runs) in collections.items():
+                qrels = parse_qrels(qrels_path)
+                for number, run_path in enumerate(runs):
+                    # one row per qrels question and k: questions only in the run are ignored
+                    questions = con.execute(
+                        "select distinct question_id from question_metrics where collection_id = ? and run_id = ?",
+                        [name, f"run{number}"],
+                    ).fetchall()
+                    assert {row[0] for row in questions} == set(qrels)
+                    checked += assert_matches_trec_eval(
+                        con, name, f"run{number}", qrels, parse_run(run_path), KS, settings.averaging, 1e-9
+                    )
+    assert checked > 20000
 
 
+@pytest.mark.dbt
 def test_ids_stay_text(imported: Warehouse) -> None:
     ids = {row[0] for row in imported.rows("select distinct question_id from raw.qrels")}
     assert {"7", "07", "007"} <= ids
     docs = {row[0] for row in imported.rows("select distinct doc_id from raw.rankings")}
     assert {"1", "01", "001"} <= docs
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Fast: the references' behaviour the comparison relies on (no dbt, no warehouse).
+
+
+def evaluate(qrels: dict, run: dict, measures: set[str], level: int = 1, judged_only: bool = False) -> dict:
+    return pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level, judged_docs_only_flag=judged_only).evaluate(run)
+
+
+def ranked(*doc_ids: str) -> dict[str, float]:
+    """A ranking as strictly decreasing scores."""
+    return {doc_id: -float(rank) for rank, doc_id in enumerate(doc_ids, start=1)}
+
+
+def test_gm_map_is_log_of_ap_floored_per_question_and_exp_of_the_mean_over_questions() -> None:
+    qrels = {"a": {"r1": 1, "r2": 1}, "b": {"r1": 1}, "c": {"n": 0}}
+    run = {"a": ranked("x", "r1"), "b": ranked("x", "y"), "c": ranked("n")}
+    values = evaluate(qrels, run, {"map", "gm_map", "num_rel", "num_ret"})
+    assert values["a"]["map"] == pytest.approx(0.25)
+    assert values["a"]["gm_map"] == pytest.approx(math.log(0.25), abs=1e-15)
+    assert values["b"]["gm_map"] == values["c"]["gm_map"] == math.log(MIN_GEO_MEAN)  # AP 0; no relevant doc
+    logs = [values[q]["gm_map"] for q in "abc"]
+    assert pytrec_eval.compute_aggregated_measure("gm_map", logs) == pytest.approx(math.exp(sum(logs) / 3), rel=1e-15)
+    assert pytrec_eval.compute_aggregated_measure("num_ret", [values[q]["num_ret"] for q in "abc"]) == 5
+    assert pytrec_eval.compute_aggregated_measure("map", [values[q]["map"] for q in "abc"]) == pytest.approx(0.25 / 3)
+
+
+def test_ties_are_broken_as_32_bit_floats_by_doc_id_descending() -> None:
+    # 0.1 + 1e-10 and 0.1 are one 32-bit float: trec_eval ranks "b" (the greater doc id) first
+    run = {"q": {"a": 0.1 + 1e-10, "b": 0.1, "c": 0.05}}
+    assert evaluate({"q": {"a": 1}}, run, {"recip_rank"})["q"]["recip_rank"] == 0.5
+    assert trec_order(run) == {"q": ["b", "a", "c"]}
+    assert trec_order({"q": {"D9": 1.0, "d.9": 1.0, "10": 1.0, "9": 1.0}}) == {"q": ["d.9", "D9", "9", "10"]}
+    # ir_measures' judged provider sorts (-score, doc id) as doubles: "a" first, hence -rank as its scores
+    metric, = ir_measures.judged.iter_calc([ir_measures.parse_measure("Judged@1")], {"q": {"a": 0}}, run)
+    assert metric.value == 1.0
+
+
+def test_negative_grades_are_judged_not_relevant_but_minus_j_drops_them_and_bpref_ignores_them() -> None:
+    qrels = {"q": {"neg1": -1, "neg2": -2, "rel": 1, "zero": 0}}
+    run = {"q": ranked("neg1", "x", "rel", "zero", "neg2")}
+    measures = {"num_ret", "num_rel", "num_rel_ret", "bpref", "P.1", "recip_rank"}
+    values = evaluate(qrels, run, measures)["q"]
+    assert (values["num_ret"], values["num_rel"], values["recip_rank"]) == (5, 1, 1 / 3)
+    assert values["bpref"] == 1.0  # "neg1" above "rel" is not a judged non-relevant doc (grade 0 would be)
+    assert evaluate({"q": {"zero1": 0, "rel": 1}}, {"q": ranked("zero1", "rel")}, {"bpref"})["q"]["bpref"] == 0.0
+    condensed = evaluate(qrels, run, measures, judged_only=True)["q"]
+    assert (condensed["num_ret"], condensed["recip_rank"], condensed["P_1"]) == (2, 1.0, 1.0)  # "rel", "zero" left
+    # a question with only negative grades is still one trec_eval evaluates
+    assert evaluate({"q": {"n": -1}}, {"q": ranked("n")}, {"num_ret"})["q"]["num_ret"] == 1
+
+
+def test_minus_j_still_evaluates_a_question_with_nothing_judged_retrieved() -> None:
+    qrels = {"q": {"r": 2, "s": 1}}
+    values = evaluate(qrels, {"q": ranked("x", "y")}, {"num_ret", "num_rel", "gm_map", "iprec_at_recall"}, 2, True)
+    assert values["q"]["num_ret"] == 0 and values["q"]["num_rel"] == 1  # -l 2: only "r" is relevant
+    assert values["q"]["gm_map"] == math.log(MIN_GEO_MEAN)
+    assert all(values["q"][name] == 0 for name in IPREC_AT_RECALL)
+
+
+def test_ndcg_ignores_the_relevance_level() -> None:
+    qrels = {"q": {"one": 1, "two": 2}}
+    run = {"q": ranked("x", "one")}
+    level1 = evaluate(qrels, run, {"ndcg", "ndcg_cut.2", "P.2"}, level=1)["q"]
+    level2 = evaluate(qrels, run, {"ndcg", "ndcg_cut.2", "P.2"}, level=2)["q"]
+    expected = (1 / math.log2(3)) / (2 + 1 / math.log2(3))  # the grade is the gain, whatever the level
+    assert level1["ndcg"] == level2["ndcg"] == pytest.approx(expected, abs=1e-12)
+    assert level1["ndcg_cut_2"] == level2["ndcg_cut_2"] == pytest.approx(expected, abs=1e-12)
+    assert (level1["P_2"], level2["P_2"]) == (0.5, 0.0)
+
+
+def iprec_v9(relevant: list[bool], num_rel: int) -> list[float]:
+    """trec_eval v9's interpolated precision at recall 0.0 .. 1.0: the best precision at a rank with at least
+    (long)(recall * num_rel + 0.9) relevant docs so far."""
+    values = []
+    for level in range(11):
+        needed = int(level / 10 * num_rel + 0.9)
+        so_far, best = 0, 0.0
+        for rank, is_relevant in enumerate(relevant, start=1):
+            so_far += is_relevant
+            if so_far >= needed:
+                best = max(best, so_far / rank)
+        values.append(best)
+    return values
+
+
+def test_iprec_at_recall_needs_long_of_recall_times_num_rel_plus_0_9_relevant_docs() -> None:
+    qrels = {"q": {"r1": 1, "r2": 1, "r3": 1}}
+    run = {"q": ranked("r1", "x1", "r2", "x2", "x3", "x4", "r3")}
+    values = evaluate(qrels, run, {"iprec_at_recall", "11pt_avg"})["q"]
+    # 0.7 * 3 + 0.9 is 2.9999999999999996 as a double: 2 relevant docs (ceil(2.1) would need 3: 3/7)
+    assert values["iprec_at_recall_0.70"] == pytest.approx(2 / 3)
+    # 0.4 * 3 + 0.9 = 2.1: 2 relevant docs (lround(1.2) would need 1: 1.0)
+    assert values["iprec_at_recall_0.40"] == pytest.approx(2 / 3)
+    assert values["iprec_at_recall_0.80"] == pytest.approx(3 / 7)
+    assert values["11pt_avg"] == pytest.approx(sum(values[name] for name in IPREC_AT_RECALL) / 11, abs=1e-15)
+    rng = random.Random(7)
+    for _ in range(300):
+        docs = [f"d{i}" for i in range(rng.randint(1, 30))]
+        judgments = {doc_id: rng.choice([0, 1, 1, 2]) for doc_id in rng.sample(docs, rng.randint(1, len(docs)))}
+        ranking = rng.sample(docs, rng.randint(1, len(docs)))
+        values = evaluate({"q": judgments}, {"q": ranked(*ranking)}, {"iprec_at_recall"})["q"]
+        expected = iprec_v9([judgments.get(d, 0) >= 1 for d in ranking], sum(g >= 1 for g in judgments.values()))
+        assert [values[name] for name in IPREC_AT_RECALL] == pytest.approx(expected, abs=1e-15)
+
+
+@pytest.mark.parametrize("max_grade", [4, 5])
+def test_gdeval_full_precision_is_gdeval_printed_to_5_decimals(max_grade: int) -> None:
+    qrels = {"1": {"a": 3, "b": 1, "c": 0, "d": 2, "n": -1}, "2": {"z": 0}, "3": {"a": 4}}
+    run = {"1": ranked("b", "x", "a", "n"), "2": ranked("z"), "4": ranked("a")}
+    measures = [ir_measures.parse_measure(name) for name in ["ERR@3", "nDCG(dcg='exp-log2')@3", "ERR@1"]]
+
+    def values(full_precision: bool) -> dict[tuple[str, str], float]:
+        with gdeval_script(full_precision, max_grade):
+            return {(m.query_id, str(m.measure)): m.value for m in ir_measures.gdeval.iter_calc(measures, qrels, run)}
+
+    full, printed = values(True), values(False)
+    assert set(full) == set(printed) == {("1", str(m)) for m in measures}  # topics with a grade > 0, retrieved
+    r = {grade: (2**grade - 1) / 2**max_grade for grade in range(5)}  # gains b 1, x 0, a 3
+    err = r[1] + (1 - r[1]) * (1 - r[0]) * r[3] / 3
+    ndcg = (1 + 7 / math.log2(4)) / (7 + 3 / math.log2(3) + 1 / math.log2(4))
+    assert full[("1", "ERR@3")] == pytest.approx(err, abs=1e-15)
+    assert full[("1", "ERR@1")] == pytest.approx(r[1], abs=1e-15)
+    assert full[("1", "nDCG(dcg='exp-log2')@3")] == pytest.approx(ndcg, abs=1e-15)
+    for key, value in full.items():
+        assert abs(value - printed[key]) <= PRINTED_PRECISION
+    assert printed[("1", "ERR@3")] == round(err, 5) != err
+
+
+def test_gdeval_needs_numeric_topics_and_grades_up_to_its_maximum() -> None:
+    measure = [ir_measures.parse_measure("ERR@3")]
+    with pytest.raises(subprocess.CalledProcessError):
+        list(ir_measures.gdeval.iter_calc(measure, {"q": {"a": 1}}, {"q": ranked("a")}))
+    with pytest.raises(subprocess.CalledProcessError):
+        list(ir_measures.gdeval.iter_calc(measure, {"1": {"a": 5}}, {"1": ranked("a")}))
+    # "x-1" and "y-1" are both topic 1 to gdeval: hence the question ids as integers
+    metric, = ir_measures.gdeval.iter_calc(measure, {"x-1": {"a": 1}}, {"y-1": ranked("a")})
+    assert metric.query_id == "1"
+
+
+def test_judged_counts_any_qrels_entry_and_divides_by_min_of_k_and_the_ranking() -> None:
+    qrels = {"q": {"neg": -1, "zero": 0, "rel": 2}, "none": {"a": 1}}
+    run = {"q": ranked("neg", "x", "zero"), "only_run": ranked("a")}
+    measures = [ir_measures.parse_measure(f"Judged@{k}") for k in (1, 2, 3, 10)]
+    values = {(m.query_id, str(m.measure)): m.value for m in ir_measures.judged.iter_calc(measures, qrels, run)}
+    assert values == {("q", "Judged@1"): 1.0, ("q", "Judged@2"): 0.5, ("q", "Judged@3"): 2 / 3, ("q", "Judged@10"): 2 / 3}
+
+
+def test_references_of_a_hand_made_collection() -> None:
+    """The values on an empty ranking, -J's condensed ranking for ir_measures, and the averaged questions."""
+    qrels = {"q1": {"a": 2, "b": -1, "c": 1}, "q2": {"a": 1, "b": 3}, "q3": {"z": 0}}
+    run = {"q1": ranked("b", "x", "a"), "q3": ranked("x"), "only_run": ranked("a")}
+    rankings = trec_order(run)
+    settings = Settings(relevance_level=2, judged_docs_only=True, averaging="retrieved_only")
+    reference = references(qrels, run, rankings, [1, 2], settings, questions={"q4"})
+    assert set(reference.values) == {"q1", "q2", "q3", "q4"} and reference.averaged == {"q1", "q3"}
+    missing = reference.values["q2"]  # not retrieved: the empty ranking
+    assert missing["num_rel"] == 1 and missing["gm_map"] == math.log(MIN_GEO_MEAN)
+    assert all(value == 0 for name, value in missing.items() if name not in {"num_rel", "gm_map"})
+    q1 = reference.values["q1"]  # condensed to "a": the top
+    assert (q1["num_ret"], q1["P_1"], q1["Judged@2"], q1["ERR@1"]) == (1, 1.0, 1.0, 3 / 16)
+    assert q1["nDCG(dcg='exp-log2')@2"] == pytest.approx(3 / (3 + 1 / math.log2(3)), abs=1e-15)
+    assert reference.values["q3"]["Judged@1"] == 0  # nothing judged retrieved: ir_measures gets no ranking
+    assert reference.aggregate("num_rel") == 1 and reference.aggregate("P_1") == 0.5
+    everything = references(qrels, run, rankings, [1, 2], Settings(), questions={"q4"})
+    assert everything.averaged == {"q1", "q2", "q3", "q4"}
+    assert everything.values["q1"]["Judged@2"] == 0.5 and everything.values["q1"]["P_1"] == 0  # "b" counts
+    assert ir_measures_reference(qrels, rankings, [1], Settings())["q1"]["ERR@1"] == 0  # "b": grade -1, no gain

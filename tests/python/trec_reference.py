@@ -1,9 +1,45 @@
-"""pytrec_eval as the reference: trec_eval's own code run on the same qrels and run, and the one loop that
-compares it with the warehouse's question_metrics and run_metrics."""
+"""The references, run on the same qrels and run as the warehouse, and the loops that compare them with it.
+
+- trec_eval's own code (pytrec_eval) for every trec_eval measure, under trec_eval's options: the relevance
+  level (-l), judged docs only (-J), and the averaging (-c or not);
+- ir_measures 0.4.3 for Judged@k (its judged provider) and for ERR@k and nDCG(dcg='exp-log2')@k (its gdeval
+  provider, the TREC Web track's gdeval.pl, which we run with full-precision output: `gdeval_script`).
+
+`assert_matches_trec_eval` checks the wide tables question_metrics / run_metrics (default settings);
+`assert_measures_match_references` the long tables question_measures / run_measures, every measure under any
+`Settings`. Each has one comparison loop per table.
+
+What the references do that one has to know (pinned in test_trec_agreement.py's fast tests):
+
+- pytrec_eval ranks by score as a 32-bit float descending, ties by doc id descending; ir_measures' judged
+  provider sorts by (-score, doc_id) as doubles and gdeval by score then doc id descending as doubles. So
+  ir_measures gets the warehouse's ranking (raw.rankings, checked equal to trec_eval's order) as scores -rank.
+- pytrec_eval evaluates the questions in both qrels and run, also one whose ranking -J leaves empty; it must
+  never be handed an empty ranking (a question with {} as run returns uninitialised values: num_rel 0 for a
+  question with relevant docs, NaN iprec_at_recall), so the values on an empty ranking are computed here.
+- Negative grades: judged and not relevant for trec_eval, but -J drops them like unjudged docs and bpref does
+  not count them as judged non-relevant. ndcg / ndcg_cut ignore the relevance level: every grade > 0 gains.
+- gdeval needs numeric topic ids (it strips up to the last '-'), refuses grades above its $MAX_JUDGMENT (4),
+  prints only topics with a grade > 0 that the run retrieved (any other topic: 0 here), 5 decimals, and
+  ignores the relevance level. Judged@k counts a doc with any qrels entry (negative grades too) as judged and
+  divides by min(k, docs retrieved); a question the run did not retrieve anything for gets no value (0 here).
+  Neither knows -J: under judged_docs_only both get the run without the unjudged docs (no grade >= 0).
+"""
 
 from __future__ import annotations
 
+import math
+import pkgutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import SimpleNamespace
+from unittest import mock
+
 import duckdb
+import ir_measures
+import ir_measures.providers.gdeval_provider as gdeval_provider
+import numpy as np
 import pytest
 import pytrec_eval
 
@@ -100,3 +136,316 @@ def warehouse_inputs(con: duckdb.DuckDBPyConnection, collection_id: str, run_id:
     ).fetchall():
         run.setdefault(question_id, {})[doc_id] = -float(rank)
     return qrels, run
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The long tables: question_measures and run_measures, every measure under any settings.
+
+IPREC_AT_RECALL = [f"iprec_at_recall_{level / 10:.2f}" for level in range(11)]
+# trec_eval's printed names: measures of the whole ranking (k is null) ...
+TREC_WHOLE_RANKING = [
+    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank", *IPREC_AT_RECALL,
+    "11pt_avg", "ndcg", "set_P", "set_recall", "set_F",
+]  # fmt: skip
+# ... and at a cutoff k, printed as P_5
+TREC_AT_K = ["P", "recall", "success", "ndcg_cut", "map_cut"]
+# ir_measures' measures at a cutoff, named str(measure): Judged@5, ERR@5, nDCG(dcg='exp-log2')@5
+JUDGED, ERR, EXP_NDCG = "Judged", "ERR", "nDCG(dcg='exp-log2')"
+IR_MEASURES_AT_K = [JUDGED, ERR, EXP_NDCG]
+SUMMED = {"num_ret", "num_rel", "num_rel_ret"}  # trec_eval's `all` line sums these; gm_map: geometric mean
+MIN_GEO_MEAN = 1e-5  # trec_eval's floor under a question's AP in gm_map
+GDEVAL_MAX_JUDGMENT = 4
+PRINTED_PRECISION = 5e-6 + 1e-12  # gdeval prints 5 decimals: half a unit of the last one, and a float's breath
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The dbt vars that change the numbers, with the defaults of dbt_project.yml."""
+
+    relevance_level: int = 1  # trec_eval -l
+    judged_docs_only: bool = False  # trec_eval -J
+    averaging: str = "all_questions"  # all_questions (trec_eval -c) or retrieved_only (its default)
+    err_max_grade: int = GDEVAL_MAX_JUDGMENT  # gdeval's $MAX_JUDGMENT
+
+    def dbt_vars(self, ks: list[int]) -> str:
+        return (
+            f"{{k_values: {ks}, averaging: {self.averaging}, relevance_level: {self.relevance_level}, "
+            f"judged_docs_only: {str(self.judged_docs_only).lower()}, err_max_grade: {self.err_max_grade}}}"
+        )
+
+    @property
+    def label(self) -> str:
+        judged = "judged_docs_only" if self.judged_docs_only else "all_docs"
+        err = "" if self.err_max_grade == GDEVAL_MAX_JUDGMENT else f"-err_max_grade{self.err_max_grade}"
+        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}"
+
+    @property
+    def is_default(self) -> bool:
+        """The settings the wide tables' check (assert_matches_trec_eval) assumes: level 1, no -J."""
+        return self.relevance_level == 1 and not self.judged_docs_only
+
+
+def measure_names(ks: list[int]) -> dict[str, int | None]:
+    """Every measure_name question_measures has per question, with its k (None: no cutoff)."""
+    names: dict[str, int | None] = dict.fromkeys(TREC_WHOLE_RANKING)
+    names.update({f"{measure}_{k}": k for measure in TREC_AT_K for k in ks})
+    names.update({f"{measure}@{k}": k for measure in IR_MEASURES_AT_K for k in ks})
+    return names
+
+
+def aggregation(measure_name: str) -> str:
+    """How run_measures aggregates a measure over the averaged questions, as trec_eval's `all` line does."""
+    if measure_name in SUMMED:
+        return "sum"
+    return "geometric_mean" if measure_name == "gm_map" else "mean"
+
+
+def trec_order(run: TrecRun) -> dict[str, list[str]]:
+    """Each question's ranking as trec_eval orders it: score as a 32-bit float descending, ties by doc id
+    descending (byte order)."""
+    return {
+        question_id: sorted(scores, key=lambda doc_id: (np.float32(scores[doc_id]), doc_id.encode()), reverse=True)
+        for question_id, scores in run.items()
+    }
+
+
+def warehouse_rankings(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str) -> dict[str, list[str]]:
+    """raw.rankings of one run: each question's doc ids by rank."""
+    rankings: dict[str, list[str]] = {}
+    for question_id, doc_id in con.execute(
+        "select question_id, doc_id from raw.rankings where collection_id = ? and run_id = ? "
+        "order by question_id, rank",
+        [collection_id, run_id],
+    ).fetchall():
+        rankings.setdefault(question_id, []).append(doc_id)
+    return rankings
+
+
+def judged_only(qrels: Qrels, rankings: dict[str, list[str]]) -> dict[str, list[str]]:
+    """trec_eval -J's condensed rankings: only docs with a grade >= 0 (negative grades count as unjudged)."""
+    return {
+        question_id: [doc_id for doc_id in docs if qrels.get(question_id, {}).get(doc_id, -1) >= 0]
+        for question_id, docs in rankings.items()
+    }
+
+
+def trec_eval_reference(qrels: Qrels, run: TrecRun, ks: list[int], settings: Settings) -> dict[str, dict[str, float]]:
+    """pytrec_eval's values of every trec_eval measure, for the questions it evaluates (in qrels and run)."""
+    cutoffs = ",".join(str(k) for k in ks)
+    measures = {name for name in TREC_WHOLE_RANKING if name not in IPREC_AT_RECALL}
+    measures |= {"iprec_at_recall"} | {f"{measure}.{cutoffs}" for measure in TREC_AT_K}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, measures, relevance_level=settings.relevance_level, judged_docs_only_flag=settings.judged_docs_only
+    )
+    evaluated = evaluator.evaluate({question_id: docs for question_id, docs in run.items() if docs})
+    names = [name for name, k in measure_names(ks).items() if k is None or "@" not in name]
+    for question_id, values in evaluated.items():
+        assert set(names) <= set(values), (question_id, set(names) - set(values))
+        assert all(math.isfinite(values[name]) for name in names), (question_id, values)
+    return evaluated
+
+
+def empty_ranking_values(judgments: dict[str, int], ks: list[int], settings: Settings) -> dict[str, float]:
+    """Every measure on an empty ranking (trec_eval -c's value for a question the run does not have): 0, but
+    gm_map = log(1e-5) and num_rel = the question's relevant docs."""
+    values = dict.fromkeys(measure_names(ks), 0.0)
+    values["gm_map"] = math.log(MIN_GEO_MEAN)
+    values["num_rel"] = float(sum(grade >= settings.relevance_level for grade in judgments.values()))
+    return values
+
+
+@contextmanager
+def gdeval_script(full_precision: bool = True, max_grade: int = GDEVAL_MAX_JUDGMENT) -> Iterator[None]:
+    """ir_measures' gdeval with full-precision output: inside, its gdeval provider runs its own bin/gdeval.pl
+    with the two `%.5f` of its printf as `%.17g` (doubles printed exactly), and with $MAX_JUDGMENT = max_grade
+    (ERR's maximum grade). full_precision=False keeps the printed 5 decimals."""
+    original = pkgutil.get_data("ir_measures", "bin/gdeval.pl")
+    assert original is not None
+    script = original
+    if full_precision:
+        assert script.count(b"%.5f") == 2, "gdeval.pl's printf changed"
+        script = script.replace(b"%.5f", b"%.17g")
+    if max_grade != GDEVAL_MAX_JUDGMENT:
+        line = b"$MAX_JUDGMENT = %d;" % GDEVAL_MAX_JUDGMENT
+        assert script.count(line) == 1, "gdeval.pl's $MAX_JUDGMENT changed"
+        script = script.replace(line, b"$MAX_JUDGMENT = %d;" % max_grade)
+
+    def get_data(package: str, resource: str) -> bytes | None:
+        return script if (package, resource) == ("ir_measures", "bin/gdeval.pl") else pkgutil.get_data(package, resource)
+
+    with mock.patch.object(gdeval_provider, "pkgutil", SimpleNamespace(get_data=get_data)):
+        yield
+
+
+def ir_measures_reference(
+    qrels: Qrels, rankings: dict[str, list[str]], ks: list[int], settings: Settings, full_precision: bool = True
+) -> dict[str, dict[str, float]]:
+    """ir_measures' Judged@k (judged provider), ERR@k and nDCG(dcg='exp-log2')@k (gdeval) of the rankings, for
+    the questions they give a value for. Scores are -rank, so their order is the ranking's; under -J they get
+    the condensed rankings; gdeval gets the question ids as integers 1..n."""
+    if settings.judged_docs_only:
+        rankings = judged_only(qrels, rankings)
+    run = {
+        question_id: {doc_id: -float(rank) for rank, doc_id in enumerate(docs, start=1)}
+        for question_id, docs in rankings.items()
+        if docs  # the judged provider divides by the ranking's length
+    }
+    values: dict[str, dict[str, float]] = {}
+    judged = [ir_measures.parse_measure(f"{JUDGED}@{k}") for k in ks]
+    for metric in ir_measures.judged.iter_calc(judged, qrels, run):
+        values.setdefault(metric.query_id, {})[str(metric.measure)] = metric.value
+    number = {question_id: str(n) for n, question_id in enumerate(sorted(set(qrels) | set(run)), start=1)}
+    question = {n: question_id for question_id, n in number.items()}
+    gdeval = [ir_measures.parse_measure(f"{measure}@{k}") for measure in (ERR, EXP_NDCG) for k in ks]
+    with gdeval_script(full_precision, settings.err_max_grade):
+        for metric in ir_measures.gdeval.iter_calc(
+            gdeval,
+            {number[question_id]: judgments for question_id, judgments in qrels.items()},
+            {number[question_id]: scores for question_id, scores in run.items()},
+        ):
+            values.setdefault(question[metric.query_id], {})[str(metric.measure)] = metric.value
+    return values
+
+
+@dataclass
+class References:
+    """Every measure's reference value per question of the collection, and which questions are averaged."""
+
+    values: dict[str, dict[str, float]]  # question -> measure_name -> value
+    printed: dict[str, dict[str, float]]  # question -> gdeval's measures as gdeval prints them (5 decimals)
+    averaged: set[str]  # the questions the means are over
+    names: dict[str, int | None]  # measure_name -> k
+
+    def aggregate(self, measure_name: str) -> float:
+        """The run's value: pytrec_eval's aggregation (sum for num_*, exp(mean of logs) for gm_*, else mean)."""
+        return pytrec_eval.compute_aggregated_measure(
+            measure_name, [self.values[question_id][measure_name] for question_id in sorted(self.averaged)]
+        )
+
+
+def references(
+    qrels: Qrels,
+    run: TrecRun,
+    rankings: dict[str, list[str]],
+    ks: list[int],
+    settings: Settings,
+    questions: set[str] | None = None,
+) -> References:
+    """The references on (qrels, run) for every question of the collection: those in the qrels and in
+    `questions` (the collection's question list). `rankings` is the run in trec_eval's order."""
+    names = measure_names(ks)
+    evaluated = trec_eval_reference(qrels, run, ks, settings)
+    ir_values = ir_measures_reference(qrels, rankings, ks, settings)
+    printed = ir_measures_reference(qrels, rankings, ks, settings, full_precision=False)
+    values: dict[str, dict[str, float]] = {}
+    for question_id in set(qrels) | (questions or set()):
+        row = dict(evaluated[question_id]) if question_id in evaluated else {}
+        row.update(ir_values.get(question_id, {}))
+        values[question_id] = {
+            name: row.get(name, empty) for name, empty in empty_ranking_values(qrels.get(question_id, {}), ks, settings).items()
+        }
+    averaged = set(values) if settings.averaging == "all_questions" else set(evaluated)
+    assert averaged, "no question to average over"
+    return References(values, printed, averaged, names)
+
+
+def assert_measures_match_references(
+    con: duckdb.DuckDBPyConnection,
+    collection_id: str,
+    run_id: str,
+    qrels: Qrels,
+    run: TrecRun,
+    ks: list[int],
+    settings: Settings,
+    questions: set[str] | None = None,
+    tolerance: float = 1e-9,
+) -> int:
+    """question_measures and run_measures of one run equal the references on (qrels, run) under `settings`
+    (the vars it was built with); returns how many values were compared.
+
+    question_measures: exactly one row per question of the collection (the qrels' and `questions`) and measure
+    (and k), measure_name trec_eval's or ir_measures' name, is_averaged per the averaging, every value within
+    `tolerance` (gdeval's also within its printed precision of what gdeval prints). run_measures: one row per
+    measure, the aggregation, n_questions, the value over the averaged questions, and the bootstrap interval
+    around a mean. Every mismatch is collected and reported with the question's judgments and ranking.
+    """
+    rankings = warehouse_rankings(con, collection_id, run_id)
+    assert rankings == trec_order(run), f"{collection_id}/{run_id}: raw.rankings is not trec_eval's order"
+    reference = references(qrels, run, rankings, ks, settings, questions)
+    where = f"{collection_id}/{run_id} [{settings.label}]"
+    mismatches: list[str] = []
+
+    def mismatch(question_id: str | None, measure_name: str, ours: object, theirs: object, what: str = "") -> None:
+        line = f"{where} {measure_name}{what}: ours {ours!r}, reference {theirs!r}"
+        if question_id is not None:
+            judgments = qrels.get(question_id, {})
+            ranking = [(doc_id, judgments.get(doc_id)) for doc_id in rankings.get(question_id, [])]
+            line += f"\n    question {question_id!r}: qrels {judgments}, ranking (doc, grade) {ranking}"
+        mismatches.append(line)
+
+    rows = con.execute(
+        "select question_id, measure, k, measure_name, value, is_averaged from question_measures "
+        "where collection_id = ? and run_id = ?",
+        [collection_id, run_id],
+    ).fetchall()
+    checked = 0
+    seen: set[tuple[str, str]] = set()
+    for question_id, measure, k, measure_name, value, is_averaged in rows:
+        if question_id not in reference.values or measure_name not in reference.names:
+            mismatch(question_id, measure_name, value, None, " (no such question or measure in the reference)")
+            continue
+        if (question_id, measure_name) in seen:
+            mismatch(question_id, measure_name, value, None, " (repeated row)")
+        seen.add((question_id, measure_name))
+        if measure is None or k != reference.names[measure_name]:
+            mismatch(question_id, measure_name, (measure, k), reference.names[measure_name], " (measure, k)")
+        if is_averaged != (question_id in reference.averaged):
+            mismatch(question_id, measure_name, is_averaged, question_id in reference.averaged, " is_averaged")
+        expected = reference.values[question_id][measure_name]
+        if value is None or not math.isclose(value, expected, rel_tol=0, abs_tol=tolerance):
+            mismatch(question_id, measure_name, value, expected)
+        printed = reference.printed.get(question_id, {}).get(measure_name)
+        if printed is not None and (value is None or abs(value - printed) > PRINTED_PRECISION):
+            mismatch(question_id, measure_name, value, printed, " (gdeval as printed, 5 decimals)")
+        checked += 1
+    missing = sorted({(q, name) for q in reference.values for name in reference.names} - seen)
+    for question_id, measure_name in missing[:20]:
+        mismatch(question_id, measure_name, "no row", reference.values[question_id][measure_name])
+
+    run_rows = con.execute(
+        "select measure, k, measure_name, aggregation, n_questions, value, ci_low, ci_high from run_measures "
+        "where collection_id = ? and run_id = ?",
+        [collection_id, run_id],
+    ).fetchall()
+    run_seen: set[str] = set()
+    for measure, k, measure_name, how, n_questions, value, ci_low, ci_high in run_rows:
+        if measure_name not in reference.names or measure_name in run_seen:
+            mismatch(None, measure_name, value, None, " (unknown or repeated run_measures row)")
+            continue
+        run_seen.add(measure_name)
+        if measure is None or k != reference.names[measure_name]:
+            mismatch(None, measure_name, (measure, k), reference.names[measure_name], " (measure, k) in run_measures")
+        if how != aggregation(measure_name):
+            mismatch(None, measure_name, how, aggregation(measure_name), " aggregation")
+        if n_questions != len(reference.averaged):
+            mismatch(None, measure_name, n_questions, len(reference.averaged), " n_questions")
+        expected = reference.aggregate(measure_name)
+        if value is None or not math.isclose(value, expected, rel_tol=0, abs_tol=tolerance):
+            mismatch(None, measure_name, value, expected, f" over {len(reference.averaged)} questions")
+        if how == "sum" and (ci_low is not None or ci_high is not None):
+            mismatch(None, measure_name, (ci_low, ci_high), (None, None), " bootstrap interval of a sum")
+        if how == "mean" and n_questions > 1 and value is not None:
+            inside = ci_low is not None and ci_high is not None and ci_low - 1e-12 <= value <= ci_high + 1e-12
+            if not inside:
+                mismatch(None, measure_name, (ci_low, value, ci_high), "ci_low <= value <= ci_high", " interval")
+        checked += 1
+    for measure_name in sorted(set(reference.names) - run_seen):
+        mismatch(None, measure_name, "no run_measures row", reference.aggregate(measure_name))
+
+    summary = {}
+    for line in mismatches:
+        name = line[len(where) + 1 :].split(":", 1)[0]
+        summary[name] = summary.get(name, 0) + 1
+    shown = "\n".join(mismatches[:25])
+    assert not mismatches, f"{len(mismatches)} mismatches {summary}; {len(missing)} rows missing\n{shown}"
+    return checked

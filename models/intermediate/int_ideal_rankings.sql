@@ -1,5 +1,6 @@
--- One row per relevant judgment (grade >= 1), placed where the ideal ranking would put it: highest grade
--- first. The ideal DCG of NDCG@k sums these grades over ideal_rank <= k.
+-- One row per judgment with a positive grade, placed where the ideal ranking would put it: highest grade first.
+-- The ideal DCG of NDCG sums these grades' gains by ideal_rank. Positive grades, whatever the relevance_level:
+-- trec_eval's NDCG gains are the grades themselves.
 
 with qrels as (
     select * from {{ ref('int_qrels_unioned') }}
@@ -16,7 +17,7 @@ ranked as (
             order by relevance desc, doc_id
         ) as integer) as ideal_rank
     from qrels
-    where relevance >= 1
+    where relevance > 0
 )
 
 select * from ranked

@@ -1,0 +1,53 @@
+{#- The dbt vars that change the numbers, each checked once here (see dbt_project.yml and docs/measures.md). -#}
+
+{#- Which questions a run's value is taken over: all_questions (trec_eval -c) or retrieved_only (its default). -#}
+{% macro averaging_mode() -%}
+    {%- set mode = var('averaging') -%}
+    {%- if mode not in ['all_questions', 'retrieved_only'] -%}
+        {{ exceptions.raise_compiler_error("var averaging: " ~ mode ~ " is not one of all_questions, retrieved_only") }}
+    {%- endif -%}
+    {{ return(mode) }}
+{%- endmacro %}
+
+{#- The lowest grade that counts as relevant (trec_eval -l, pytrec_eval relevance_level). -#}
+{% macro relevance_level() -%}
+    {{ return(integer_var('relevance_level', 0)) }}
+{%- endmacro %}
+
+{#- Judged-only evaluation (trec_eval -J): documents without a grade >= 0 are dropped from the ranking. -#}
+{% macro judged_docs_only() -%}
+    {%- set value = var('judged_docs_only') -%}
+    {%- if value is string and value | lower in ['true', 'false'] -%}
+        {%- set value = value | lower == 'true' -%}
+    {%- endif -%}
+    {%- if value is not sameas true and value is not sameas false -%}
+        {{ exceptions.raise_compiler_error("var judged_docs_only: " ~ value ~ " is not true or false") }}
+    {%- endif -%}
+    {{ return(value) }}
+{%- endmacro %}
+
+{#- ERR's grade scale: a document of grade g stops the user with probability (2^g - 1) / 2^err_max_grade
+    (gdeval's MAX_JUDGMENT, 4). Higher grades count as err_max_grade. -#}
+{% macro err_max_grade() -%}
+    {{ return(integer_var('err_max_grade', 1)) }}
+{%- endmacro %}
+
+{% macro integer_var(name, minimum) -%}
+    {%- set text = var(name) | string | trim -%}
+    {%- set digits = text[1:] if text.startswith('-') else text -%}
+    {%- if not digits.isdigit() or (text | int) < minimum -%}
+        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ text ~ " is not an integer >= " ~ minimum) }}
+    {%- endif -%}
+    {{ return(text | int) }}
+{%- endmacro %}
+
+{#- Every setting above, as one JSON object: stored with each run's values (run_measures.evaluation_settings). -#}
+{% macro evaluation_settings_json() -%}
+    {{ return(tojson({
+        "averaging": averaging_mode(),
+        "relevance_level": relevance_level(),
+        "judged_docs_only": judged_docs_only(),
+        "err_max_grade": err_max_grade(),
+        "k_values": cutoff_values()
+    }, sort_keys=true)) }}
+{%- endmacro %}

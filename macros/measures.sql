@@ -1,0 +1,156 @@
+{#- The measure registry: every measure the warehouse computes, defined once, here. Everything downstream (the
+    long and wide measure tables, run means and intervals, the leaderboard, comparisons and significance, the
+    report, the exports) loops over this list; nothing else names a measure.
+
+    A measure is one dict:
+      name         its name as its reference prints it, without the cutoff: trec_eval's (P, ndcg_cut, bpref,
+                   iprec_at_recall_0.50) or, for measures trec_eval lacks, ir_measures' (Judged, ERR, ...)
+      column       a SQL identifier for it in the wide intermediate tables
+      at_k         true: computed once per cutoff k of the var k_values, over the top k; false: over the whole
+                   ranking, once (k is null in the long tables)
+      sql          an aggregate over one question's judged retrieved documents (columns in int_judged_docs_retrieved
+                   docs, plus the question's constants: see measure_inputs in int_run_questions_measured*.sql)
+      reference    trec_eval (printed P_5: name, underscore, k) or ir_measures (printed Judged@5: name, @, k)
+      aggregation  how a run's value is formed from its questions' values: mean, sum (trec_eval's `all` line
+                   sums the counts) or geometric_mean (exp of the mean of the per-question logs: gm_map)
+      compared     whether the comparison marts pair it question by question against the baseline
+      question_metrics_column, run_metrics_column
+                   its column in the wide tables question_metrics / run_metrics / run_leaderboard, if it has one
+      description  one line: the formula (docs/measures.md explains the conventions)
+    Adding a measure: one dict here, one line in docs/measures.md, one case in the unit tests
+    (models/marts/_marts__models.yml) and its reference's name in tests/python/trec_reference.py. -#}
+{% macro measure_registry() -%}
+    {%- set relevant_count = "count(case when is_relevant then 1 end)" -%}
+    {%- set ap = "case when num_rel > 0 then " ~ rank_sum(
+        "case when is_relevant then cast(relevant_so_far as double) / position else 0.0 end") ~ " / num_rel else 0.0 end" -%}
+    {%- set measures = [
+        {"name": "num_ret", "column": "num_ret", "at_k": false, "reference": "trec_eval", "aggregation": "sum",
+         "compared": false, "sql": "cast(num_ret as double)",
+         "description": "documents retrieved (after judged_docs_only, if on)"},
+        {"name": "num_rel", "column": "num_rel", "at_k": false, "reference": "trec_eval", "aggregation": "sum",
+         "compared": false, "sql": "cast(num_rel as double)",
+         "description": "relevant documents judged for the question (grade >= relevance_level)"},
+        {"name": "num_rel_ret", "column": "num_rel_ret", "at_k": false, "reference": "trec_eval", "aggregation": "sum",
+         "compared": false, "sql": "cast(" ~ relevant_count ~ " as double)",
+         "description": "relevant documents retrieved"},
+        {"name": "map", "column": "map", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": ap,
+         "question_metrics_column": "average_precision", "run_metrics_column": "map",
+         "description": "average precision: sum over retrieved relevant docs of (relevant at or above it / its rank), / num_rel"},
+        {"name": "gm_map", "column": "gm_map", "at_k": false, "reference": "trec_eval", "aggregation": "geometric_mean",
+         "compared": false, "sql": "ln(greatest(" ~ ap ~ ", 0.00001))",
+         "description": "per question ln(max(AP, 0.00001)); the run's value is exp of their mean (a geometric mean of AP)"},
+        {"name": "Rprec", "column": "rprec", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when num_rel > 0 then cast(count(case when is_relevant and position <= num_rel then 1 end) as double) / num_rel else 0.0 end",
+         "question_metrics_column": "r_precision", "run_metrics_column": "r_precision",
+         "description": "precision at rank R = num_rel"},
+        {"name": "bpref", "column": "bpref", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when num_rel > 0 then " ~ rank_sum(
+            "case when not is_relevant then 0.0 when nonrelevant_above = 0 then 1.0 else 1.0 - cast(least(nonrelevant_above, num_rel) as double) / least(num_rel, num_judged_nonrel) end"
+         ) ~ " / num_rel else 0.0 end",
+         "description": "sum over retrieved relevant docs of 1 - min(judged non-relevant docs above it, R) / min(R, judged non-relevant), / R; grade < 0 counts as unjudged"},
+        {"name": "recip_rank", "column": "recip_rank", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "coalesce(1.0 / min(case when is_relevant then position end), 0.0)",
+         "question_metrics_column": "reciprocal_rank", "run_metrics_column": "mrr",
+         "description": "1 / rank of the first relevant document, 0 if none was retrieved"}
+    ] -%}
+    {%- set iprec_columns = [] -%}
+    {%- for tenth in range(11) -%}
+        {%- set level = "%.2f" % (tenth / 10) -%}
+        {#- trec_eval v9 (pytrec_eval's): the recall level as a count of relevant docs, (long)(level * R + 0.9) -#}
+        {%- set needed = "cast(floor(cast('" ~ level ~ "' as double) * num_rel + 0.9) as integer)" -%}
+        {%- do iprec_columns.append("iprec_at_recall_" ~ level | replace(".", "_")) -%}
+        {%- do measures.append(
+            {"name": "iprec_at_recall_" ~ level, "column": iprec_columns[-1], "at_k": false, "reference": "trec_eval",
+             "aggregation": "mean", "compared": false,
+             "sql": "case when " ~ needed ~ " > " ~ relevant_count ~ " then 0.0 else coalesce(max(case when is_relevant and relevant_so_far >= greatest(" ~ needed ~ ", 1) then cast(relevant_so_far as double) / position end), 0.0) end",
+             "description": "interpolated precision at recall " ~ level ~ ": the highest precision at any rank whose recall reaches it"}
+        ) -%}
+    {%- endfor -%}
+    {%- set iprec_sums = [] -%}
+    {%- for measure in measures if measure.column in iprec_columns -%}
+        {%- do iprec_sums.insert(0, "(" ~ measure.sql ~ ")") -%}
+    {%- endfor -%}
+    {%- do measures.extend([
+        {"name": "11pt_avg", "column": "avg_11pt", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "(" ~ iprec_sums | join(" + ") ~ ") / 11.0",
+         "description": "mean of the 11 iprec_at_recall values"},
+        {"name": "ndcg", "column": "ndcg", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when ideal_dcg > 0 then " ~ rank_sum("gain / " ~ log2("position + 1")) ~ " / ideal_dcg else 0.0 end",
+         "description": "NDCG over the whole ranking (no cutoff): linear gain, log2(rank + 1) discount, ideal over every judged grade"},
+        {"name": "set_P", "column": "set_p", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when num_ret > 0 then cast(" ~ relevant_count ~ " as double) / num_ret else 0.0 end",
+         "description": "precision of the whole retrieved set: num_rel_ret / num_ret"},
+        {"name": "set_recall", "column": "set_recall", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when num_rel > 0 then cast(" ~ relevant_count ~ " as double) / num_rel else 0.0 end",
+         "description": "recall of the whole retrieved set: num_rel_ret / num_rel"},
+        {"name": "set_F", "column": "set_f", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when " ~ relevant_count ~ " = 0 then 0.0 else 2.0 * (cast(" ~ relevant_count ~ " as double) / num_ret) * (cast(" ~ relevant_count ~ " as double) / num_rel) / (cast(" ~ relevant_count ~ " as double) / num_ret + cast(" ~ relevant_count ~ " as double) / num_rel) end",
+         "description": "F1 of set_P and set_recall: 2 P R / (P + R), 0 if nothing relevant was retrieved"},
+        {"name": "P", "column": "p", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "cast(" ~ relevant_count ~ " as double) / k",
+         "question_metrics_column": "precision", "run_metrics_column": "precision",
+         "description": "relevant in the top k / k (k even when fewer were retrieved)"},
+        {"name": "recall", "column": "recall", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when num_rel > 0 then cast(" ~ relevant_count ~ " as double) / num_rel else 0.0 end",
+         "question_metrics_column": "recall", "run_metrics_column": "recall",
+         "description": "relevant in the top k / num_rel"},
+        {"name": "success", "column": "success", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "case when " ~ relevant_count ~ " > 0 then 1.0 else 0.0 end",
+         "question_metrics_column": "hit", "run_metrics_column": "hit_rate",
+         "description": "1 if a relevant document is in the top k, else 0 (hit@k)"},
+        {"name": "ndcg_cut", "column": "ndcg_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when ideal_dcg > 0 then " ~ rank_sum("gain / " ~ log2("position + 1")) ~ " / ideal_dcg else 0.0 end",
+         "question_metrics_column": "ndcg", "run_metrics_column": "ndcg",
+         "description": "DCG@k / ideal DCG@k: linear gain (the grade), log2(rank + 1) discount"},
+        {"name": "map_cut", "column": "map_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": ap,
+         "description": "average precision over the top k, still divided by num_rel"},
+        {"name": "Judged", "column": "judged", "at_k": true, "reference": "ir_measures", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when least(k, num_ret) > 0 then cast(count(position) as double) / least(k, num_ret) else 0.0 end",
+         "description": "share of the top min(k, num_ret) documents that have any judgment (any grade, negative included)"},
+        {"name": "ERR", "column": "err", "at_k": true, "reference": "ir_measures", "aggregation": "mean",
+         "compared": true, "sql": rank_sum("err_gain * err_continue / position"),
+         "description": "expected reciprocal rank: sum over ranks i of R_i / i times the product of (1 - R_j) above it, R = (2^grade - 1) / 2^err_max_grade"},
+        {"name": "nDCG(dcg='exp-log2')", "column": "ndcg_exp", "at_k": true, "reference": "ir_measures",
+         "aggregation": "mean", "compared": true,
+         "sql": "case when ideal_exp_dcg > 0 then " ~ rank_sum("(power(2.0, gain) - 1.0) / " ~ log2("position + 1")) ~ " / ideal_exp_dcg else 0.0 end",
+         "description": "NDCG@k with exponential gain 2^grade - 1 (gdeval's), log2(rank + 1) discount"}
+    ]) -%}
+    {{ return(measures) }}
+{%- endmacro %}
+
+{#- The registry's measures with or without a cutoff. -#}
+{% macro measures_at_k(at_k) -%}
+    {{ return(measure_registry() | selectattr("at_k", "equalto", at_k) | list) }}
+{%- endmacro %}
+
+{#- A measure's printed name as a SQL expression (k is the cutoff column): P_5, iprec_at_recall_0.50, Judged@5. -#}
+{% macro measure_name_sql(measure, k_column='k') -%}
+    {%- if not measure.at_k -%}
+        {{ sql_string(measure.name) }}
+    {%- elif measure.reference == 'trec_eval' -%}
+        {{ sql_string(measure.name ~ '_') }} || cast({{ k_column }} as varchar)
+    {%- else -%}
+        {{ sql_string(measure.name ~ '@') }} || cast({{ k_column }} as varchar)
+    {%- endif -%}
+{%- endmacro %}
+
+{#- A Python string as a SQL string literal. -#}
+{% macro sql_string(text) -%}
+    '{{ text | replace("'", "''") }}'
+{%- endmacro %}
+
+{#- A sum over one question's documents in rank order (position), 0 when it has none. -#}
+{% macro rank_sum(expression) -%}
+    coalesce({{ ordered_sum(expression, 'position') }}, 0.0)
+{%- endmacro %}

@@ -1,0 +1,82 @@
+-- One row per judged document a run retrieved for a question (any grade, negative included): the only ranking
+-- rows the measures read, with the running counts they need at the document's position.
+-- judged_docs_only (trec_eval -J): documents without a grade >= 0 are dropped and the rest re-ranked 1, 2, ...
+
+with rankings as (
+    select * from {{ ref('stg_raw__rankings') }}
+),
+
+qrels as (
+    select * from {{ ref('int_qrels_unioned') }}
+),
+
+joined as (
+    select
+        rankings.collection_id,
+        rankings.run_id,
+        rankings.question_id,
+        rankings.doc_id,
+        rankings.rank,
+        rankings.matched_terms,
+        qrels.relevance
+    from rankings
+    inner join qrels
+        on rankings.collection_id = qrels.collection_id
+        and rankings.question_id = qrels.question_id
+        and rankings.doc_id = qrels.doc_id
+    {% if judged_docs_only() -%}
+    where qrels.relevance >= 0
+    {%- endif %}
+),
+
+graded as (
+    select
+        *,
+        {% if judged_docs_only() -%}
+        cast(row_number() over (partition by collection_id, run_id, question_id order by rank) as integer)
+        {%- else -%}
+        rank
+        {%- endif %} as position,
+        relevance >= {{ relevance_level() }} as is_relevant,
+        cast(greatest(relevance, 0) as double) as gain,
+        case when relevance > 0
+            then (power(2.0, least(relevance, {{ err_max_grade() }})) - 1.0) / power(2.0, {{ err_max_grade() }})
+            else 0.0
+        end as err_gain
+    from joined
+),
+
+counted as (
+    select
+        *,
+        cast(sum(case when is_relevant then 1 else 0 end) over (
+            partition by collection_id, run_id, question_id order by position
+            rows between unbounded preceding and current row
+        ) as integer) as relevant_so_far,
+        cast(coalesce(sum(case when relevance >= 0 and not is_relevant then 1 else 0 end) over (
+            partition by collection_id, run_id, question_id order by position
+            rows between unbounded preceding and 1 preceding
+        ), 0) as integer) as nonrelevant_above,
+        coalesce(exp(sum(ln(1.0 - err_gain)) over (
+            partition by collection_id, run_id, question_id order by position
+            rows between unbounded preceding and 1 preceding
+        )), 1.0) as err_continue
+    from graded
+)
+
+select
+    collection_id,
+    run_id,
+    question_id,
+    doc_id,
+    rank,
+    position,
+    matched_terms,
+    relevance,
+    is_relevant,
+    gain,
+    err_gain,
+    relevant_so_far,
+    nonrelevant_above,
+    err_continue
+from counted

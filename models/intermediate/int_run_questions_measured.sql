@@ -1,0 +1,59 @@
+-- One row per (run, question): every measure of the registry without a cutoff (macros/measures.sql), over the
+-- question's whole ranking, one column each.
+
+with run_questions as (
+    select * from {{ ref('int_run_questions_scaffolded') }}
+),
+
+judged_docs as (
+    select * from {{ ref('int_judged_docs_retrieved') }}
+),
+
+ideal as (
+    select
+        collection_id,
+        question_id,
+        {{ ordered_sum('relevance / ' ~ log2('ideal_rank + 1'), 'ideal_rank') }} as ideal_dcg
+    from {{ ref('int_ideal_rankings') }}
+    group by collection_id, question_id
+),
+
+-- the question's constants beside each of its judged retrieved documents (one row of nulls if none):
+-- what every measure's SQL in the registry may read
+measure_inputs as (
+    select
+        run_questions.collection_id,
+        run_questions.run_id,
+        run_questions.question_id,
+        run_questions.n_relevant as num_rel,
+        run_questions.n_ranked as num_ret,
+        run_questions.n_judged_nonrelevant as num_judged_nonrel,
+        coalesce(ideal.ideal_dcg, 0.0) as ideal_dcg,
+        judged_docs.position,
+        judged_docs.relevance,
+        judged_docs.is_relevant,
+        judged_docs.gain,
+        judged_docs.err_gain,
+        judged_docs.relevant_so_far,
+        judged_docs.nonrelevant_above,
+        judged_docs.err_continue
+    from run_questions
+    left join ideal
+        on run_questions.collection_id = ideal.collection_id
+        and run_questions.question_id = ideal.question_id
+    left join judged_docs
+        on run_questions.collection_id = judged_docs.collection_id
+        and run_questions.run_id = judged_docs.run_id
+        and run_questions.question_id = judged_docs.question_id
+)
+
+select
+    collection_id,
+    run_id,
+    question_id,
+    cast(min(case when is_relevant then position end) as integer) as first_relevant_rank,
+    {%- for measure in measures_at_k(false) %}
+    cast({{ measure.sql }} as double) as {{ measure.column }}{% if not loop.last %},{% endif %}
+    {%- endfor %}
+from measure_inputs
+group by collection_id, run_id, question_id, num_rel, num_ret, num_judged_nonrel, ideal_dcg

@@ -1,0 +1,82 @@
+-- One row per (run, question, k): every measure of the registry with a cutoff (macros/measures.sql), over the
+-- question's top k, one column each.
+
+with run_questions as (
+    select * from {{ ref('int_run_questions_scaffolded') }}
+),
+
+judged_docs as (
+    select * from {{ ref('int_judged_docs_retrieved') }}
+),
+
+cutoffs as (
+    select k from {{ cutoffs() }} as cutoff_values
+),
+
+-- the best top k possible: the positive grades, highest first
+ideal_at_k as (
+    select
+        ideal.collection_id,
+        ideal.question_id,
+        cutoffs.k,
+        {{ ordered_sum(
+            'case when ideal.ideal_rank <= cutoffs.k then ideal.relevance / ' ~ log2('ideal.ideal_rank + 1') ~ ' else 0.0 end',
+            'ideal.ideal_rank'
+        ) }} as ideal_dcg,
+        {{ ordered_sum(
+            'case when ideal.ideal_rank <= cutoffs.k then (power(2.0, ideal.relevance) - 1.0) / '
+            ~ log2('ideal.ideal_rank + 1') ~ ' else 0.0 end',
+            'ideal.ideal_rank'
+        ) }} as ideal_exp_dcg
+    from {{ ref('int_ideal_rankings') }} as ideal
+    cross join cutoffs
+    group by ideal.collection_id, ideal.question_id, cutoffs.k
+),
+
+-- the question's constants beside each of its judged documents in the top k (one row of nulls if none):
+-- what every measure's SQL in the registry may read
+measure_inputs as (
+    select
+        run_questions.collection_id,
+        run_questions.run_id,
+        run_questions.question_id,
+        cutoffs.k,
+        run_questions.n_relevant as num_rel,
+        run_questions.n_ranked as num_ret,
+        run_questions.n_judged_nonrelevant as num_judged_nonrel,
+        coalesce(ideal_at_k.ideal_dcg, 0.0) as ideal_dcg,
+        coalesce(ideal_at_k.ideal_exp_dcg, 0.0) as ideal_exp_dcg,
+        judged_docs.position,
+        judged_docs.relevance,
+        judged_docs.is_relevant,
+        judged_docs.gain,
+        judged_docs.err_gain,
+        judged_docs.relevant_so_far,
+        judged_docs.nonrelevant_above,
+        judged_docs.err_continue
+    from run_questions
+    cross join cutoffs
+    left join ideal_at_k
+        on run_questions.collection_id = ideal_at_k.collection_id
+        and run_questions.question_id = ideal_at_k.question_id
+        and cutoffs.k = ideal_at_k.k
+    left join judged_docs
+        on run_questions.collection_id = judged_docs.collection_id
+        and run_questions.run_id = judged_docs.run_id
+        and run_questions.question_id = judged_docs.question_id
+        and judged_docs.position <= cutoffs.k
+)
+
+select
+    collection_id,
+    run_id,
+    question_id,
+    k,
+    cast(count(case when is_relevant then 1 end) as integer) as relevant_retrieved_at_k,
+    cast({{ rank_sum('gain / ' ~ log2('position + 1')) }} as double) as dcg,
+    cast(ideal_dcg as double) as ideal_dcg,
+    {%- for measure in measures_at_k(true) %}
+    cast({{ measure.sql }} as double) as {{ measure.column }}{% if not loop.last %},{% endif %}
+    {%- endfor %}
+from measure_inputs
+group by collection_id, run_id, question_id, k, num_rel, num_ret, num_judged_nonrel, ideal_dcg, ideal_exp_dcg

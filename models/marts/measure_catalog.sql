@@ -1,0 +1,20 @@
+-- One row per measure of the registry (macros/measures.sql): its names, cutoff, aggregation and formula, so
+-- that readers (the report, the exports, a BI tool) loop over it instead of listing measures.
+
+{%- for measure in measure_registry() %}
+select
+    cast({{ loop.index }} as integer) as measure_position,
+    cast({{ sql_string(measure.name) }} as varchar) as measure,
+    cast({{ 'true' if measure.at_k else 'false' }} as boolean) as takes_cutoff,
+    cast({{ sql_string(measure.reference) }} as varchar) as reference,
+    cast({{ sql_string(measure.aggregation) }} as varchar) as aggregation,
+    cast({{ 'true' if measure.compared else 'false' }} as boolean) as is_compared,
+    cast({{ sql_string(measure.question_metrics_column) if measure.question_metrics_column else 'null' }} as varchar)
+        as question_metrics_column,
+    cast({{ sql_string(measure.run_metrics_column) if measure.run_metrics_column else 'null' }} as varchar)
+        as run_metrics_column,
+    cast({{ sql_string(measure.description) }} as varchar) as description
+{%- if not loop.last %}
+union all
+{%- endif %}
+{%- endfor %}

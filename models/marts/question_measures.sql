@@ -1,0 +1,77 @@
+-- One row per (collection, run, question, measure[, k]): every measure of the registry (macros/measures.sql),
+-- named as its reference prints it (P_10, ndcg_cut_10, bpref, iprec_at_recall_0.50, Judged@10), long, so that
+-- a BI tool charts any measure with one query. k is null for the measures of the whole ranking.
+
+with whole_ranking as (
+    select * from {{ ref('int_run_questions_measured') }}
+),
+
+at_k as (
+    select * from {{ ref('int_run_questions_measured_at_k') }}
+),
+
+run_questions as (
+    select * from {{ ref('int_run_questions_scaffolded') }}
+),
+
+{% for at_k_measures in [false, true] %}
+{{ 'at_k_measures' if at_k_measures else 'whole_ranking_measures' }} as (
+    {%- for measure in measures_at_k(at_k_measures) %}
+    select {{ sql_string(measure.name) }} as measure
+    {%- if not loop.last %} union all{% endif %}
+    {%- endfor %}
+),
+{% endfor %}
+
+unpivoted as (
+    select
+        whole_ranking.collection_id,
+        whole_ranking.run_id,
+        whole_ranking.question_id,
+        whole_ranking_measures.measure,
+        cast(null as integer) as k,
+        whole_ranking_measures.measure as measure_name,
+        case whole_ranking_measures.measure
+            {%- for measure in measures_at_k(false) %}
+            when {{ sql_string(measure.name) }} then whole_ranking.{{ measure.column }}
+            {%- endfor %}
+        end as value
+    from whole_ranking
+    cross join whole_ranking_measures
+
+    union all
+
+    select
+        at_k.collection_id,
+        at_k.run_id,
+        at_k.question_id,
+        at_k_measures.measure,
+        at_k.k,
+        case at_k_measures.measure
+            {%- for measure in measures_at_k(true) %}
+            when {{ sql_string(measure.name) }} then {{ measure_name_sql(measure, 'at_k.k') }}
+            {%- endfor %}
+        end as measure_name,
+        case at_k_measures.measure
+            {%- for measure in measures_at_k(true) %}
+            when {{ sql_string(measure.name) }} then at_k.{{ measure.column }}
+            {%- endfor %}
+        end as value
+    from at_k
+    cross join at_k_measures
+)
+
+select
+    unpivoted.collection_id,
+    unpivoted.run_id,
+    unpivoted.question_id,
+    cast(unpivoted.measure as varchar) as measure,
+    cast(unpivoted.k as integer) as k,
+    cast(unpivoted.measure_name as varchar) as measure_name,
+    cast(unpivoted.value as double) as value,
+    run_questions.is_averaged
+from unpivoted
+inner join run_questions
+    on unpivoted.collection_id = run_questions.collection_id
+    and unpivoted.run_id = run_questions.run_id
+    and unpivoted.question_id = run_questions.question_id

@@ -1,0 +1,67 @@
+-- One row per (collection, run, measure[, k]): the run's value of every measure of the registry over its
+-- averaged questions (var averaging), with a 95% bootstrap interval, and the settings it was computed with.
+-- Aggregations as trec_eval's `all` line: the mean, the sum (num_ret, num_rel, num_rel_ret), or the geometric
+-- mean (gm_map: exp of the mean of the per-question ln(max(AP, 0.00001))). Sums run in question_id order.
+
+with question_measures as (
+    select * from {{ ref('question_measures') }}
+    where is_averaged
+),
+
+catalog as (
+    select * from {{ ref('measure_catalog') }}
+),
+
+intervals as (
+    select * from {{ ref('int_run_measure_intervals') }}
+),
+
+totals as (
+    select
+        collection_id,
+        run_id,
+        measure,
+        k,
+        measure_name,
+        count(*) as n_questions,
+        {{ ordered_sum('value', 'question_id') }} as value_sum
+    from question_measures
+    group by collection_id, run_id, measure, k, measure_name
+),
+
+aggregated as (
+    select
+        totals.collection_id,
+        totals.run_id,
+        totals.measure,
+        totals.k,
+        totals.measure_name,
+        catalog.aggregation,
+        totals.n_questions,
+        case catalog.aggregation
+            when 'sum' then totals.value_sum
+            when 'geometric_mean' then exp(totals.value_sum / totals.n_questions)
+            else totals.value_sum / totals.n_questions
+        end as value
+    from totals
+    inner join catalog
+        on totals.measure = catalog.measure
+)
+
+select
+    aggregated.collection_id,
+    aggregated.run_id,
+    cast(aggregated.measure as varchar) as measure,
+    cast(aggregated.k as integer) as k,
+    cast(aggregated.measure_name as varchar) as measure_name,
+    cast(aggregated.aggregation as varchar) as aggregation,
+    cast(aggregated.n_questions as integer) as n_questions,
+    cast(aggregated.value as double) as value,
+    cast(intervals.ci_low as double) as ci_low,
+    cast(intervals.ci_high as double) as ci_high,
+    cast({{ sql_string(evaluation_settings_json()) }} as varchar) as evaluation_settings
+from aggregated
+left join intervals
+    on aggregated.collection_id = intervals.collection_id
+    and aggregated.run_id = intervals.run_id
+    and aggregated.measure_name = intervals.measure_name
