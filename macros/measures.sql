@@ -17,6 +17,7 @@
       question_metrics_column, run_metrics_column
                    its column in the wide tables question_metrics / run_metrics / run_leaderboard, if it has one
       description  one line: the formula (docs/measures.md explains the conventions)
+    The order is trec_eval's (its -q output), then ir_measures' measures.
     Adding a measure: one dict here, one line in docs/measures.md, one case in the unit tests
     (models/marts/_marts__models.yml) and its reference's name in tests/python/trec_reference.py. -#}
 {% macro measure_registry() -%}
@@ -74,6 +75,15 @@
         {%- do iprec_sums.insert(0, "(" ~ measure.sql ~ ")") -%}
     {%- endfor -%}
     {%- do measures.extend([
+        {"name": "P", "column": "p", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "cast(" ~ relevant_count ~ " as double) / k",
+         "question_metrics_column": "precision", "run_metrics_column": "precision",
+         "description": "relevant in the top k / k (k even when fewer were retrieved)"},
+        {"name": "recall", "column": "recall", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when num_rel > 0 then cast(" ~ relevant_count ~ " as double) / num_rel else 0.0 end",
+         "question_metrics_column": "recall", "run_metrics_column": "recall",
+         "description": "relevant in the top k / num_rel"},
         {"name": "11pt_avg", "column": "avg_11pt", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": "(" ~ iprec_sums | join(" + ") ~ ") / 11.0",
          "description": "mean of the 11 iprec_at_recall values"},
@@ -81,6 +91,18 @@
          "compared": true,
          "sql": "case when ideal_dcg > 0 then " ~ rank_sum("gain / " ~ log2("position + 1")) ~ " / ideal_dcg else 0.0 end",
          "description": "NDCG over the whole ranking (no cutoff): linear gain, log2(rank + 1) discount, ideal over every judged grade"},
+        {"name": "ndcg_cut", "column": "ndcg_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when ideal_dcg > 0 then " ~ rank_sum("gain / " ~ log2("position + 1")) ~ " / ideal_dcg else 0.0 end",
+         "question_metrics_column": "ndcg", "run_metrics_column": "ndcg",
+         "description": "DCG@k / ideal DCG@k: linear gain (the grade), log2(rank + 1) discount"},
+        {"name": "map_cut", "column": "map_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": ap,
+         "description": "average precision over the top k, still divided by num_rel"},
+        {"name": "success", "column": "success", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "case when " ~ relevant_count ~ " > 0 then 1.0 else 0.0 end",
+         "question_metrics_column": "hit", "run_metrics_column": "hit_rate",
+         "description": "1 if a relevant document is in the top k, else 0 (hit@k)"},
         {"name": "set_P", "column": "set_p", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true,
          "sql": "case when num_ret > 0 then cast(" ~ relevant_count ~ " as double) / num_ret else 0.0 end",
@@ -93,27 +115,6 @@
          "compared": true,
          "sql": "case when " ~ relevant_count ~ " = 0 then 0.0 else 2.0 * (cast(" ~ relevant_count ~ " as double) / num_ret) * (cast(" ~ relevant_count ~ " as double) / num_rel) / (cast(" ~ relevant_count ~ " as double) / num_ret + cast(" ~ relevant_count ~ " as double) / num_rel) end",
          "description": "F1 of set_P and set_recall: 2 P R / (P + R), 0 if nothing relevant was retrieved"},
-        {"name": "P", "column": "p", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true, "sql": "cast(" ~ relevant_count ~ " as double) / k",
-         "question_metrics_column": "precision", "run_metrics_column": "precision",
-         "description": "relevant in the top k / k (k even when fewer were retrieved)"},
-        {"name": "recall", "column": "recall", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true,
-         "sql": "case when num_rel > 0 then cast(" ~ relevant_count ~ " as double) / num_rel else 0.0 end",
-         "question_metrics_column": "recall", "run_metrics_column": "recall",
-         "description": "relevant in the top k / num_rel"},
-        {"name": "success", "column": "success", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true, "sql": "case when " ~ relevant_count ~ " > 0 then 1.0 else 0.0 end",
-         "question_metrics_column": "hit", "run_metrics_column": "hit_rate",
-         "description": "1 if a relevant document is in the top k, else 0 (hit@k)"},
-        {"name": "ndcg_cut", "column": "ndcg_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true,
-         "sql": "case when ideal_dcg > 0 then " ~ rank_sum("gain / " ~ log2("position + 1")) ~ " / ideal_dcg else 0.0 end",
-         "question_metrics_column": "ndcg", "run_metrics_column": "ndcg",
-         "description": "DCG@k / ideal DCG@k: linear gain (the grade), log2(rank + 1) discount"},
-        {"name": "map_cut", "column": "map_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true, "sql": ap,
-         "description": "average precision over the top k, still divided by num_rel"},
         {"name": "Judged", "column": "judged", "at_k": true, "reference": "ir_measures", "aggregation": "mean",
          "compared": true,
          "sql": "case when least(k, num_ret) > 0 then cast(count(position) as double) / least(k, num_ret) else 0.0 end",

@@ -225,10 +225,14 @@ def test_negative_grades_are_judged_not_relevant_but_minus_j_drops_them_and_bpre
 
 def test_minus_j_still_evaluates_a_question_with_nothing_judged_retrieved() -> None:
     qrels = {"q": {"r": 2, "s": 1}}
-    values = evaluate(qrels, {"q": ranked("x", "y")}, {"num_ret", "num_rel", "gm_map", "iprec_at_recall"}, 2, True)
-    assert values["q"]["num_ret"] == 0 and values["q"]["num_rel"] == 1  # -l 2: only "r" is relevant
-    assert values["q"]["gm_map"] == math.log(MIN_GEO_MEAN)
-    assert all(values["q"][name] == 0 for name in IPREC_AT_RECALL)
+    measures = {"num_ret", "num_rel", "gm_map", "map", "iprec_at_recall", "11pt_avg", "P.5"}
+    values = evaluate(qrels, {"q": ranked("x", "y")}, measures, 2, True)["q"]
+    assert values["num_ret"] == 0 and values["num_rel"] == 1  # -l 2: only "r" is relevant
+    assert (values["gm_map"], values["map"], values["P_5"]) == (math.log(MIN_GEO_MEAN), 0, 0)
+    # trec_eval's iprec_at_recall starts from num_rel_ret / num_ret: 0 / 0 on the empty condensed ranking
+    assert all(math.isnan(values[name]) for name in [*IPREC_AT_RECALL, "11pt_avg"])
+    reference = references(qrels, {"q": ranked("x", "y")}, {"q": ["x", "y"]}, [5], Settings(2, True))
+    assert all(reference.values["q"][name] == 0 for name in [*IPREC_AT_RECALL, "11pt_avg"])  # as on no ranking
 
 
 def test_ndcg_ignores_the_relevance_level() -> None:
@@ -288,7 +292,9 @@ def test_gdeval_full_precision_is_gdeval_printed_to_5_decimals(max_grade: int) -
             return {(m.query_id, str(m.measure)): m.value for m in ir_measures.gdeval.iter_calc(measures, qrels, run)}
 
     full, printed = values(True), values(False)
-    assert set(full) == set(printed) == {("1", str(m)) for m in measures}  # topics with a grade > 0, retrieved
+    assert set(full) == set(printed) == {(q, str(m)) for q in qrels for m in measures}
+    # gdeval prints topics with a grade > 0 that the run has; ir_measures gives the other qrels topics 0
+    assert all(full[(q, str(m))] == printed[(q, str(m))] == 0 for q in ("2", "3") for m in measures)
     r = {grade: (2**grade - 1) / 2**max_grade for grade in range(5)}  # gains b 1, x 0, a 3
     err = r[1] + (1 - r[1]) * (1 - r[0]) * r[3] / 3
     ndcg = (1 + 7 / math.log2(4)) / (7 + 3 / math.log2(3) + 1 / math.log2(4))
@@ -307,8 +313,8 @@ def test_gdeval_needs_numeric_topics_and_grades_up_to_its_maximum() -> None:
     with pytest.raises(subprocess.CalledProcessError):
         list(ir_measures.gdeval.iter_calc(measure, {"1": {"a": 5}}, {"1": ranked("a")}))
     # "x-1" and "y-1" are both topic 1 to gdeval: hence the question ids as integers
-    metric, = ir_measures.gdeval.iter_calc(measure, {"x-1": {"a": 1}}, {"y-1": ranked("a")})
-    assert metric.query_id == "1"
+    values = {m.query_id: m.value for m in ir_measures.gdeval.iter_calc(measure, {"x-1": {"a": 1}}, {"y-1": ranked("a")})}
+    assert values == {"1": 1 / 16, "x-1": 0}
 
 
 def test_judged_counts_any_qrels_entry_and_divides_by_min_of_k_and_the_ranking() -> None:
@@ -316,7 +322,10 @@ def test_judged_counts_any_qrels_entry_and_divides_by_min_of_k_and_the_ranking()
     run = {"q": ranked("neg", "x", "zero"), "only_run": ranked("a")}
     measures = [ir_measures.parse_measure(f"Judged@{k}") for k in (1, 2, 3, 10)]
     values = {(m.query_id, str(m.measure)): m.value for m in ir_measures.judged.iter_calc(measures, qrels, run)}
-    assert values == {("q", "Judged@1"): 1.0, ("q", "Judged@2"): 0.5, ("q", "Judged@3"): 2 / 3, ("q", "Judged@10"): 2 / 3}
+    assert values == {
+        ("q", "Judged@1"): 1.0, ("q", "Judged@2"): 0.5, ("q", "Judged@3"): 2 / 3, ("q", "Judged@10"): 2 / 3,
+        **{("none", str(m)): 0 for m in measures},  # a qrels question not in the run: 0
+    }  # fmt: skip
 
 
 def test_references_of_a_hand_made_collection() -> None:

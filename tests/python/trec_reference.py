@@ -14,15 +14,18 @@ What the references do that one has to know (pinned in test_trec_agreement.py's 
 - pytrec_eval ranks by score as a 32-bit float descending, ties by doc id descending; ir_measures' judged
   provider sorts by (-score, doc_id) as doubles and gdeval by score then doc id descending as doubles. So
   ir_measures gets the warehouse's ranking (raw.rankings, checked equal to trec_eval's order) as scores -rank.
-- pytrec_eval evaluates the questions in both qrels and run, also one whose ranking -J leaves empty; it must
-  never be handed an empty ranking (a question with {} as run returns uninitialised values: num_rel 0 for a
-  question with relevant docs, NaN iprec_at_recall), so the values on an empty ranking are computed here.
+- pytrec_eval evaluates the questions in both qrels and run, also one whose ranking -J leaves empty (its
+  iprec_at_recall and 11pt_avg are then NaN, trec_eval's 0 / 0: taken as 0, the value on an empty ranking). It
+  must never be handed an empty ranking (a question with {} as run gets num_rel 0 even with relevant docs), so
+  the values on an empty ranking are computed here.
+- iprec_at_recall: this pytrec_eval bundles trec_eval v9's cutoff (long)(recall * num_rel + 0.9) relevant docs
+  (trec_eval 9.0.8+ uses lround). 0.7 * 3 + 0.9 < 3 as doubles: 2 docs.
 - Negative grades: judged and not relevant for trec_eval, but -J drops them like unjudged docs and bpref does
   not count them as judged non-relevant. ndcg / ndcg_cut ignore the relevance level: every grade > 0 gains.
 - gdeval needs numeric topic ids (it strips up to the last '-'), refuses grades above its $MAX_JUDGMENT (4),
-  prints only topics with a grade > 0 that the run retrieved (any other topic: 0 here), 5 decimals, and
-  ignores the relevance level. Judged@k counts a doc with any qrels entry (negative grades too) as judged and
-  divides by min(k, docs retrieved); a question the run did not retrieve anything for gets no value (0 here).
+  prints only topics with a grade > 0 that the run retrieved, 5 decimals, and ignores the relevance level.
+  Judged@k counts a doc with any qrels entry (negative grades too) as judged and divides by min(k, docs
+  retrieved). ir_measures gives every other qrels question (not retrieved; for gdeval also nothing > 0) 0.
   Neither knows -J: under judged_docs_only both get the run without the unjudged docs (no grade >= 0).
 """
 
@@ -241,7 +244,13 @@ def trec_eval_reference(qrels: Qrels, run: TrecRun, ks: list[int], settings: Set
     names = [name for name, k in measure_names(ks).items() if k is None or "@" not in name]
     for question_id, values in evaluated.items():
         assert set(names) <= set(values), (question_id, set(names) - set(values))
-        assert all(math.isfinite(values[name]) for name in names), (question_id, values)
+        undefined = {name for name in names if not math.isfinite(values[name])}
+        if undefined and values["num_ret"] == 0:
+            # -J left nothing: trec_eval's iprec_at_recall starts from num_rel_ret / num_ret = 0 / 0 (NaN), and
+            # 11pt_avg averages those. The value on an empty ranking is 0.
+            assert undefined <= {*IPREC_AT_RECALL, "11pt_avg"}, (question_id, values)
+            values.update(dict.fromkeys(undefined, 0.0))
+        assert not undefined or values["num_ret"] == 0, (question_id, values)
     return evaluated
 
 
