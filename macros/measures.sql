@@ -49,7 +49,8 @@
         {"name": "bpref", "column": "bpref", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true,
          "sql": "case when num_rel > 0 then " ~ rank_sum(
-            "case when not is_relevant then 0.0 when nonrelevant_above = 0 then 1.0 else 1.0 - cast(least(nonrelevant_above, num_rel) as double) / least(num_rel, num_judged_nonrel) end"
+            "case when not is_relevant or is_relevant is null then 0.0 when nonrelevant_above = 0 then 1.0"
+            ~ " else 1.0 - cast(least(nonrelevant_above, num_rel) as double) / least(num_rel, num_judged_nonrel) end"
          ) ~ " / num_rel else 0.0 end",
          "description": "sum over retrieved relevant docs of 1 - min(judged non-relevant docs above it, R) / min(R, judged non-relevant), / R; grade < 0 counts as unjudged"},
         {"name": "recip_rank", "column": "recip_rank", "at_k": false, "reference": "trec_eval", "aggregation": "mean",

@@ -57,10 +57,10 @@ counted as (
             partition by collection_id, run_id, question_id order by position
             rows between unbounded preceding and 1 preceding
         ), 0) as integer) as nonrelevant_above,
-        coalesce(exp(sum(ln(1.0 - err_gain)) over (
+        coalesce(product(1.0 - err_gain) over (
             partition by collection_id, run_id, question_id order by position
             rows between unbounded preceding and 1 preceding
-        )), 1.0) as err_continue
+        ), 1.0) as err_continue
     from graded
 )
 

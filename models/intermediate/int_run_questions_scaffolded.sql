@@ -1,5 +1,6 @@
 -- One row per (run, question of the run's collection), whether or not the run returned anything for the
 -- question: a question the run missed entirely must still count (as an empty ranking) in the means.
+-- depends_on: {{ ref('int_judged_docs_retrieved') }} (read only under judged_docs_only)
 
 with runs as (
     select * from {{ ref('stg_raw__runs') }}

