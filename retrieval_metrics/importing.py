@@ -106,7 +106,8 @@ def write(
         if stages:
             stages.begin("rank")
         one_pass = careful_rows is None
-        rows = trec.one_pass_run(request.run) if careful_rows is None else careful_rows  # checks the file is there
+        # one_pass_run checks that the file is there
+        rows = trec.one_pass_run(con, request.run) if careful_rows is None else careful_rows
         tag = trec.run_tag(request.run)
         run = Run(collection_id, request.run_id, tag, {"format": "trec", "source": request.run.name, "tag": tag})
         try:
@@ -120,6 +121,10 @@ def write(
         if stages:
             stages.count(n_rows)
         run_summary = f"run {request.run_id}: {n_rows} ranked docs"
+        extra_text = trec.extra_text_lines(con)
+        if extra_text:
+            lines = "1 line" if extra_text == 1 else f"{extra_text} lines"
+            run_summary += f" ({lines} carried text after the 6th field, ignored as trec_eval does)"
     if stages:
         stages.begin("write")
     if judged:

@@ -5,6 +5,14 @@ Ids stay text exactly as written ("7", "07" and "007" differ). A run is ranked a
 descending as a 32-bit float, ties by docno descending compared as strings; the file's rank column is
 ignored. A clean run file can be read, checked and ranked in one pass (one_pass_run); any other file goes
 through the careful read (read_run), which names the line at fault.
+
+What trec_eval takes, we take; what it refuses, we refuse. A run line may carry text after its 6th field: it
+is ignored, and the lines that did are counted (extra_text_lines); a qrels line may not. A score is read as
+trec_eval reads it (atof, then a 32-bit float): one beyond the float's range (1e39, 1e400) is infinity, as is
+"inf" or "-Infinity" spelled out. Where trec_eval would silently read something other than what is written,
+we refuse instead: a score that is not a number as a whole ("high", "1.5x", "0x10": atof reads 0, 1.5, 16) or
+is NaN (trec_eval's sort has no order for it), and a grade that is not a plain 32-bit integer ("1.5", "1e2":
+atol reads 1). A negative grade is kept as written (to trec_eval: in the pool, not judged).
 """
 
 from __future__ import annotations
@@ -19,35 +27,66 @@ from retrieval_metrics.warehouse import InputError, sql_literal
 
 RUN_FIELDS = ["question_id", "q0", "doc_id", "file_rank", "score", "tag"]
 QRELS_FIELDS = ["question_id", "iteration", "doc_id", "relevance"]
-NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-INTEGER = re.compile(r"^[+-]?\d+$")
-# SQL twins of NUMBER / INTEGER: DuckDB's casts alone also accept '1_000', 'nan', 'inf' and '3.0'
-SQL_BAD_SCORE = "(try_cast(score as double) is null or not isfinite(try_cast(score as double)) or contains(score, '_'))"
-SQL_BAD_GRADE = "(try_cast(relevance as integer) is null or contains(relevance, '.') or contains(relevance, '_'))"
-CSV_OPTIONS = "header = false, quote = '', escape = '', auto_detect = false, strict_mode = true"
+NUMBER = re.compile(r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity)$", re.IGNORECASE)
+INTEGER = re.compile(r"^[+-]?[0-9]+$")
+# SQL twins of NUMBER and of is_grade: DuckDB's casts alone also accept '1_000' and 'nan', and as an integer
+# '3.0', '1e2' and '0x1'
+SQL_BAD_SCORE = "(try_cast(score as double) is null or isnan(try_cast(score as double)) or contains(score, '_'))"
+SQL_BAD_GRADE = "(not regexp_full_match(relevance, '[+-]?[0-9]+') or try_cast(relevance as integer) is null)"
+BLANKS = " \t\r"  # what separates fields, in the careful read
+CSV_OPTIONS = "header = false, quote = '', escape = '', auto_detect = false"
+# The reader of a run (csv_source with trailing_text): a line may have more fields than the columns, the
+# ones past the last column dropped; a line with fewer is padded with nulls; an empty field is '', not null
+TRAILING_TEXT_OPTIONS = "strict_mode = false, null_padding = true, nullstr = '\x1f'"
+# A checked score as trec_eval holds it: atof's double, made a 32-bit float to rank (TREC_ORDER). A double
+# that no float holds (beyond 3.4028235e38 once rounded to nearest, as C converts it) is infinity there, and
+# is stored as infinity: such scores all tie, and docno breaks the tie.
+TREC_SCORE = (
+    "(case when try_cast(cast(score as double) as float) is null "
+    "then if(cast(score as double) > 0, 'inf'::double, '-inf'::double) else cast(score as double) end)"
+)
 # trec_eval's order within a question: score descending as a 32-bit float, then docno descending
 TREC_ORDER = "partition by question_id order by cast(score as float) desc, doc_id desc"
+# The temp sequence that counts, as a run's rows are read, its lines with text after the 6th field
+EXTRA_TEXT_LINES = "run_extra_text_lines"
 
 
-def line_of(path: Path, matches: Callable[[list[str]], bool]) -> int | None:
-    """1-based number of the first non-blank line whose whitespace-split fields satisfy `matches`."""
+def first_match(path: Path, matches: Callable[[list[str]], bool]) -> tuple[int, list[str]] | None:
+    """The 1-based number and the whitespace-split fields of the first non-blank line whose fields satisfy
+    `matches`."""
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             parts = line.split()
             if parts and matches(parts):
-                return number
+                return number, parts
     return None
+
+
+def line_of(path: Path, matches: Callable[[list[str]], bool]) -> int | None:
+    """1-based number of the first non-blank line whose whitespace-split fields satisfy `matches`."""
+    found = first_match(path, matches)
+    return found[0] if found else None
 
 
 def at(path: Path, line: int | None) -> str:
     return f"{path}:{line}" if line else str(path)
 
 
-def csv_source(path: Path, fields: list[str]) -> tuple[str, str]:
+def is_grade(text: str) -> bool:
+    """A grade as we take it: a plain integer that fits 32 bits."""
+    return bool(INTEGER.match(text)) and -(2**31) <= int(text) < 2**31
+
+
+def csv_source(path: Path, fields: list[str], trailing_text: bool = False) -> tuple[str, str]:
     """DuckDB's CSV reader over a whitespace-separated file, every field as text, with the file's one
     delimiter (that of its first non-blank line), and the condition true on a line this reader gets wrong: an
     empty field (a run of delimiters) or the other blank inside a field (mixed blanks). InputError for a
-    missing or empty file."""
+    missing or empty file.
+
+    With `trailing_text` (a run, whose lines may carry text after the last field), one more column, `rest`:
+    null on a line with no more fields, else the next one (any after it dropped). An empty `rest` (a blank
+    after the last field: trailing, or a run of blanks before more text) is a line this reader gets wrong.
+    """
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     with path.open(encoding="utf-8", errors="replace") as handle:
@@ -55,44 +94,60 @@ def csv_source(path: Path, fields: list[str]) -> tuple[str, str]:
     if first is None:
         raise InputError(f"{path}: empty file")
     delimiter, other_blank = ("\t", " ") if "\t" in first else (" ", "\t")
-    columns = "{" + ", ".join(f"'{f}': 'varchar'" for f in fields) + "}"
-    reader = (
-        f"read_csv({sql_literal(path)}, delim = {sql_literal(delimiter)}, columns = {columns}, {CSV_OPTIONS})"
-    )
-    irregular = " or ".join(f"{f} is null or contains({f}, {sql_literal(other_blank)})" for f in fields)
-    return reader, f"({irregular})"
+    columns = "{" + ", ".join(f"'{f}': 'varchar'" for f in [*fields, *(["rest"] if trailing_text else [])]) + "}"
+    mode = TRAILING_TEXT_OPTIONS if trailing_text else "strict_mode = true"
+    delim = sql_literal(delimiter)
+    reader = f"read_csv({sql_literal(path)}, delim = {delim}, columns = {columns}, {CSV_OPTIONS}, {mode})"
+    irregular = [f"{f} is null or {f} = '' or contains({f}, {sql_literal(other_blank)})" for f in fields]
+    if trailing_text:
+        irregular.append("rest = ''")
+    return reader, f"({' or '.join(irregular)})"
 
 
-def load_fields(con: duckdb.DuckDBPyConnection, path: Path, fields: list[str], keep: list[str], table: str) -> int:
+def load_fields(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    fields: list[str],
+    keep: list[str],
+    table: str,
+    trailing_text: bool = False,
+) -> int:
     """Load a whitespace-separated file (spaces or tabs) into temp table `table`: the `keep` fields, as text.
+    With `trailing_text` (a run), a line may carry text after the last field, and column `extra_text` says
+    whether it did.
 
     Fast path: csv_source. Files that mix tabs and runs of spaces go through a regex split of each line
     instead. Blank lines are skipped. Returns the row count.
     """
-    reader, irregular = csv_source(path, fields)
+    reader, irregular = csv_source(path, fields, trailing_text)
     clean = False
     try:
+        extra_text = ", rest is not null as extra_text" if trailing_text else ""
         con.execute(
-            f"create or replace temp table {table} as select {', '.join(keep)}, {irregular} as is_irregular "
-            f"from {reader}"
+            f"create or replace temp table {table} as select {', '.join(keep)}{extra_text}, "
+            f"{irregular} as is_irregular from {reader}"
         )
         clean = con.execute(f"select count(*) from {table} where is_irregular").fetchone()[0] == 0
     except duckdb.Error:
         clean = False
     if not clean:
+        n = len(fields)
         parts = ", ".join(f"parts[{fields.index(f) + 1}] as {f}" for f in keep)
         con.execute(
             f"""
             create or replace temp table {table}_lines as
-            select string_split_regex(trim(line), '[ \t\r]+') as parts
-            from read_csv({sql_literal(path)}, delim = '\x1f', columns = {{'line': 'varchar'}}, {CSV_OPTIONS})
-            where trim(coalesce(line, '')) <> ''
+            select string_split_regex(trim(line, {sql_literal(BLANKS)}), '[{BLANKS}]+') as parts
+            from read_csv({sql_literal(path)}, delim = '\x1f', columns = {{'line': 'varchar'}}, {CSV_OPTIONS},
+                strict_mode = true)
+            where trim(coalesce(line, ''), {sql_literal(BLANKS)}) <> ''
             """
         )
-        if con.execute(f"select count(*) from {table}_lines where len(parts) <> {len(fields)}").fetchone()[0]:
-            line = line_of(path, lambda p: len(p) != len(fields))
-            raise InputError(f"{at(path, line)}: expected {len(fields)} fields ({' '.join(fields)})")
-        con.execute(f"create or replace temp table {table} as select {parts} from {table}_lines")
+        too_few = f"len(parts) < {n}" if trailing_text else f"len(parts) <> {n}"
+        if con.execute(f"select count(*) from {table}_lines where {too_few}").fetchone()[0]:
+            line = line_of(path, lambda p: len(p) < n or (len(p) > n and not trailing_text))
+            raise InputError(f"{at(path, line)}: expected {n} fields ({' '.join(fields)})")
+        extra_text = f", len(parts) > {n} as extra_text" if trailing_text else ""
+        con.execute(f"create or replace temp table {table} as select {parts}{extra_text} from {table}_lines")
         con.execute(f"drop table {table}_lines")
     count = con.execute(f"select count(*) from {table}").fetchone()[0]
     if count == 0:
@@ -142,11 +197,13 @@ def parse_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> int:
 
 
 def check_qrels(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """qrels_text -> temp table qrels_in, checked: integer grades, one judgment per (question, doc)."""
-    bad = con.execute(f"select question_id, doc_id, relevance from qrels_text where {SQL_BAD_GRADE} limit 1").fetchone()
+    """qrels_text -> temp table qrels_in, checked: 32-bit integer grades, one judgment per (question, doc)."""
+    bad = con.execute(f"select relevance from qrels_text where {SQL_BAD_GRADE} limit 1").fetchone()
     if bad:
-        line = line_of(path, lambda p: len(p) == 4 and not INTEGER.match(p[3]))
-        raise InputError(f"{at(path, line)}: relevance {bad[2]!r} is not an integer")
+        found = first_match(path, lambda p: len(p) == 4 and not is_grade(p[3]))
+        line, grade = (found[0], found[1][3]) if found else (None, bad[0])
+        what = "is not a 32-bit integer" if INTEGER.match(grade) else "is not an integer"
+        raise InputError(f"{at(path, line)}: relevance {grade!r} {what}")
     check_unique(con, path, "qrels_text", "judgment")
     keep_judgments(con)
 
@@ -159,34 +216,61 @@ def keep_judgments(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
+def count_extra_text(con: duckdb.DuckDBPyConnection) -> None:
+    """Start the count of a run's lines with text after the 6th field at 0: the rows of one_pass_run or read_run
+    count them as they are read, and extra_text_lines tells the count."""
+    con.execute(f"create or replace temp sequence {EXTRA_TEXT_LINES}")
+
+
+def score_counting_extra_text(has_extra_text: str) -> str:
+    """The branches of a CASE giving a checked line's score (TREC_SCORE) that also count the lines where
+    `has_extra_text` holds. CASE tries its branches in order, each on the lines no branch before it took, so
+    nextval runs once on each such line and on no other line (an AND could run it first: DuckDB may reorder
+    an AND's terms)."""
+    return f"when not ({has_extra_text}) then {TREC_SCORE} when nextval('{EXTRA_TEXT_LINES}') > 0 then {TREC_SCORE}"
+
+
+def extra_text_lines(con: duckdb.DuckDBPyConnection) -> int:
+    """How many lines of the run just written carried text after the 6th field (see count_extra_text)."""
+    row = con.execute(
+        "select last_value from duckdb_sequences() where temporary and sequence_name = ?", [EXTRA_TEXT_LINES]
+    ).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
 def read_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
-    """The careful read of a TREC run (qid Q0 docno rank score tag): temp table run_text, checked (six fields,
-    finite scores, one line per (question, doc)), each error naming the line at fault. Returns the query of
-    its rows as ranked_rows takes them."""
-    load_fields(con, path, RUN_FIELDS, ["question_id", "doc_id", "score"], "run_text")
+    """The careful read of a TREC run (qid Q0 docno rank score tag, then any text): temp table run_text,
+    checked (six fields at least, numeric scores, one line per (question, doc)), each error naming the line at
+    fault. Returns the query of its rows as ranked_rows takes them, which counts the lines with text after the
+    6th field as they are read."""
+    load_fields(con, path, RUN_FIELDS, ["question_id", "doc_id", "score"], "run_text", trailing_text=True)
     bad = con.execute(f"select score from run_text where {SQL_BAD_SCORE} limit 1").fetchone()
     if bad:
-        line = line_of(path, lambda p: len(p) == 6 and not (NUMBER.match(p[4]) and p[4].lower() not in {"nan"}))
-        raise InputError(f"{at(path, line)}: score {bad[0]!r} is not a finite number")
+        found = first_match(path, lambda p: len(p) >= 6 and not NUMBER.match(p[4]))
+        line, score = (found[0], found[1][4]) if found else (None, bad[0])
+        raise InputError(f"{at(path, line)}: score {score!r} is not a number")
     check_unique(con, path, "run_text", "document in run")
-    return "select question_id, doc_id, cast(score as double) as score from run_text"
+    count_extra_text(con)
+    return f"select question_id, doc_id, case {score_counting_extra_text('extra_text')} end as score from run_text"
 
 
-def one_pass_run(path: Path) -> str:
-    """A clean run file as the rows ranked_rows takes (question_id, doc_id, score as double), read and checked in
-    the same pass: a line the careful read would refuse or re-split (mixed blanks, a bad score) raises an
-    error instead, and the caller falls back to the careful read, which names the line at fault."""
-    reader, irregular = csv_source(path, RUN_FIELDS)
+def one_pass_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+    """A clean run file as the rows ranked_rows takes (question_id, doc_id, score as TREC_SCORE), read and
+    checked in the same pass, which also counts the lines with text after the 6th field: a line the careful
+    read would refuse or re-split (mixed blanks, a blank after the last field, a bad score) raises an error
+    instead, and the caller falls back to the careful read, which names the line at fault."""
+    reader, irregular = csv_source(path, RUN_FIELDS, trailing_text=True)
+    count_extra_text(con)
     return (
-        f"select question_id, doc_id, cast(case when {irregular} or {SQL_BAD_SCORE} "
-        f"then error('not a clean run line') else score end as double) as score from {reader}"
+        f"select question_id, doc_id, case when {irregular} or {SQL_BAD_SCORE} then error('not a clean run line') "
+        f"{score_counting_extra_text('rest is not null')} end as score from {reader}"
     )
 
 
 def run_tag(path: Path) -> str:
-    """The run's tag: the last field of its first non-blank line, the name of the system that produced it."""
+    """The run's tag: the 6th field of its first non-blank line, the name of the system that produced it."""
     with path.open(encoding="utf-8", errors="replace") as handle:
-        return next(line for line in handle if line.strip()).split()[-1]
+        return next(line for line in handle if line.strip()).split()[:6][-1]
 
 
 def ranked_rows(run_rows: str) -> str:
@@ -203,5 +287,3 @@ def has_repeated_pair(con: duckdb.DuckDBPyConnection, run_key: list[str]) -> boo
     that the careful read (check_unique) then tells apart by comparing the strings."""
     run = "(select question_id, doc_id from raw.rankings where collection_id = ? and run_id = ?) as run"
     return bool(con.execute(f"{repeated_pair_hashes(run)} limit 1", run_key).fetchone())
-
-
