@@ -7,7 +7,7 @@
         "select collection_id || '/' || question_id from " ~ ref('int_questions_judged') ~ " where n_relevant = 0 order by 1"
     ) %}
     {%- for row in unjudged.rows[:10] %}
-        {{ log("WARNING: question " ~ row[0] ~ " has no relevant judgment (grade >= 1); it counts 0 in every mean", info=true) }}
+        {{ log("WARNING: question " ~ row[0] ~ " has no relevant judgment (grade >= " ~ relevance_level() ~ "); it scores 0 on every measure", info=true) }}
     {%- endfor %}
     {%- if unjudged.rows | length > 10 %}
         {{ log("WARNING: ... and " ~ (unjudged.rows | length - 10) ~ " more questions with no relevant judgment (all in dbt_test__audit.assert_every_question_has_a_relevant_judgment)", info=true) }}

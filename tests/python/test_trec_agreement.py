@@ -97,6 +97,37 @@ def make_collection(rng: random.Random, folder: Path, n_runs: int) -> tuple[Path
     return path, runs
 
 
+# Hand-made questions for the cases a random collection may miss: (judgments, run lines "doc score").
+CRAFTED: dict[str, tuple[dict[str, int], list[str]]] = {
+    # iprec_at_recall_0.70 of 3 relevant docs needs 2 of them: 0.7 * 3 + 0.9 < 3 as doubles
+    "iprec": ({"r1": 2, "r2": 2, "r3": 2}, ["r1 7", "x1 6", "r2 5", "x2 4", "x3 3", "x4 2", "r3 1"]),
+    # one 32-bit float: "b" first (doc id descending); "c" and "d" tie exactly
+    "float32_tie": ({"a": 1, "c": 2}, [f"a {0.1 + 1e-10!r}", "b 0.1", "c 0.05", "d 0.05"]),
+    # a negative grade above the relevant doc: not judged non-relevant for bpref; -J drops it
+    "negative_above": ({"neg": -1, "neg2": -2, "rel": 1, "zero": 0}, ["neg 4", "x 3", "rel 2", "zero 1", "neg2 0"]),
+    # nothing judged retrieved: an empty ranking under -J, with and without relevant docs
+    "unjudged_only": ({"r": 2, "s": 1}, ["x 2", "y 1"]),
+    "unjudged_only_no_relevant": ({"z": 0}, ["x 1"]),
+    # relevant at level 1 only: trec_eval's ndcg still gains at level 2
+    "grade_1_only": ({"a": 1, "b": 1, "z": 0}, ["z 3", "a 2", "b 1"]),
+    # ERR's stopping probabilities near 1, longer than every k
+    "high_grades": ({"a": 4, "b": 4, "c": 3, "d": 0}, [f"{doc} {12 - i}" for i, doc in enumerate("dabcefghijkl")]),
+    "not_in_run": ({"r": 1}, []),
+    "only_in_run": ({}, ["r 1"]),
+}
+
+
+def make_crafted_collection(folder: Path) -> tuple[Path, list[Path]]:
+    """The CRAFTED questions as a qrels file and one run file."""
+    folder.mkdir(parents=True)
+    qrels, run = folder / "qrels.txt", folder / "run0.txt"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, (judged, _) in CRAFTED.items() for d, g in judged.items()))
+    lines = [f"{q} Q0 {doc_and_score.replace(' ', ' 0 ')} tag\n" for q, (_, run_lines) in CRAFTED.items()
+             for doc_and_score in run_lines]  # fmt: skip
+    run.write_text("".join(lines))
+    return qrels, [run]
+
+
 def parse_qrels(path: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     for line in path.read_text().splitlines():
@@ -117,7 +148,8 @@ def parse_run(path: Path) -> dict[str, dict[str, float]]:
 def collections(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[Path]]]:
     rng = random.Random(20261202)
     root = tmp_path_factory.mktemp("trec")
-    return {f"random{i}": make_collection(rng, root / f"random{i}", n_runs=2) for i in range(2)}
+    made = {f"random{i}": make_collection(rng, root / f"random{i}", n_runs=2) for i in range(2)}
+    return {**made, "crafted": make_crafted_collection(root / "crafted")}
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +209,10 @@ def test_ids_stay_text(imported: Warehouse) -> None:
 
 
 def evaluate(qrels: dict, run: dict, measures: set[str], level: int = 1, judged_only: bool = False) -> dict:
-    return pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level, judged_docs_only_flag=judged_only).evaluate(run)
+    """pytrec_eval's per-question values at relevance level `level`, with -J if judged_only."""
+    return pytrec_eval.RelevanceEvaluator(
+        qrels, measures, relevance_level=level, judged_docs_only_flag=judged_only
+    ).evaluate(run)
 
 
 def ranked(*doc_ids: str) -> dict[str, float]:
@@ -315,7 +350,8 @@ def test_gdeval_needs_numeric_topics_and_grades_up_to_its_maximum() -> None:
     with pytest.raises(subprocess.CalledProcessError):
         list(ir_measures.gdeval.iter_calc(measure, {"1": {"a": 5}}, {"1": ranked("a")}))
     # "x-1" and "y-1" are both topic 1 to gdeval: hence the question ids as integers
-    values = {m.query_id: m.value for m in ir_measures.gdeval.iter_calc(measure, {"x-1": {"a": 1}}, {"y-1": ranked("a")})}
+    metrics = ir_measures.gdeval.iter_calc(measure, {"x-1": {"a": 1}}, {"y-1": ranked("a")})
+    values = {metric.query_id: metric.value for metric in metrics}
     assert values == {"1": 1 / 16, "x-1": 0}
 
 

@@ -14,12 +14,13 @@ What the references do that one has to know (pinned in test_trec_agreement.py's 
 - pytrec_eval ranks by score as a 32-bit float descending, ties by doc id descending; ir_measures' judged
   provider sorts by (-score, doc_id) as doubles and gdeval by score then doc id descending as doubles. So
   ir_measures gets the warehouse's ranking (raw.rankings, checked equal to trec_eval's order) as scores -rank.
-- pytrec_eval evaluates the questions in both qrels and run, also one whose ranking -J leaves empty (its
-  iprec_at_recall and 11pt_avg are then NaN, trec_eval's 0 / 0: taken as 0, the value on an empty ranking). It
-  must never be handed an empty ranking (a question with {} as run gets num_rel 0 even with relevant docs), so
-  the values on an empty ranking are computed here.
+- pytrec_eval evaluates the questions in both qrels and run, also one whose ranking -J leaves empty: its
+  iprec_at_recall starts from num_rel_ret / num_ret = 0 / 0, so the recall levels needing no relevant doc
+  (0.00; all of them when num_rel = 0) and 11pt_avg are NaN there: taken as 0, the value on an empty ranking.
+  It must never be handed an empty ranking (a question with {} as run gets num_rel 0 even with relevant
+  docs), so the values on an empty ranking are computed here.
 - iprec_at_recall: this pytrec_eval bundles trec_eval v9's cutoff (long)(recall * num_rel + 0.9) relevant docs
-  (trec_eval 9.0.8+ uses lround). 0.7 * 3 + 0.9 < 3 as doubles: 2 docs.
+  (trec_eval's current source uses lround). 0.7 * 3 + 0.9 < 3 as doubles: 2 docs.
 - Negative grades: judged and not relevant for trec_eval, but -J drops them like unjudged docs and bpref does
   not count them as judged non-relevant. ndcg / ndcg_cut ignore the relevance level: every grade > 0 gains.
 - gdeval needs numeric topic ids (it strips up to the last '-'), refuses grades above its $MAX_JUDGMENT (4),
@@ -31,6 +32,7 @@ What the references do that one has to know (pinned in test_trec_agreement.py's 
 
 from __future__ import annotations
 
+import json
 import math
 import pkgutil
 from collections.abc import Iterator
@@ -176,6 +178,13 @@ class Settings:
             f"judged_docs_only: {str(self.judged_docs_only).lower()}, err_max_grade: {self.err_max_grade}}}"
         )
 
+    def evaluation_settings(self, ks: list[int]) -> dict[str, object]:
+        """What run_measures.evaluation_settings records of these settings, as JSON."""
+        return {
+            "averaging": self.averaging, "err_max_grade": self.err_max_grade,
+            "judged_docs_only": self.judged_docs_only, "k_values": ks, "relevance_level": self.relevance_level,
+        }  # fmt: skip
+
     @property
     def label(self) -> str:
         judged = "judged_docs_only" if self.judged_docs_only else "all_docs"
@@ -194,6 +203,16 @@ def measure_names(ks: list[int]) -> dict[str, int | None]:
     names.update({f"{measure}_{k}": k for measure in TREC_AT_K for k in ks})
     names.update({f"{measure}@{k}": k for measure in IR_MEASURES_AT_K for k in ks})
     return names
+
+
+def measure_of(measure_name: str, k: int | None) -> str:
+    """The name without its cutoff (the `measure` column): P for P_5, Judged for Judged@5."""
+    if k is None:
+        return measure_name
+    for separator in ("@", "_"):
+        if measure_name.endswith(f"{separator}{k}"):
+            return measure_name[: -len(f"{separator}{k}")]
+    raise AssertionError(measure_name)
 
 
 def aggregation(measure_name: str) -> str:
@@ -280,7 +299,9 @@ def gdeval_script(full_precision: bool = True, max_grade: int = GDEVAL_MAX_JUDGM
         script = script.replace(line, b"$MAX_JUDGMENT = %d;" % max_grade)
 
     def get_data(package: str, resource: str) -> bytes | None:
-        return script if (package, resource) == ("ir_measures", "bin/gdeval.pl") else pkgutil.get_data(package, resource)
+        if (package, resource) == ("ir_measures", "bin/gdeval.pl"):
+            return script
+        return pkgutil.get_data(package, resource)
 
     with mock.patch.object(gdeval_provider, "pkgutil", SimpleNamespace(get_data=get_data)):
         yield
@@ -350,9 +371,8 @@ def references(
     for question_id in set(qrels) | (questions or set()):
         row = dict(evaluated[question_id]) if question_id in evaluated else {}
         row.update(ir_values.get(question_id, {}))
-        values[question_id] = {
-            name: row.get(name, empty) for name, empty in empty_ranking_values(qrels.get(question_id, {}), ks, settings).items()
-        }
+        empty = empty_ranking_values(qrels.get(question_id, {}), ks, settings)
+        values[question_id] = {name: row.get(name, value) for name, value in empty.items()}
     averaged = set(values) if settings.averaging == "all_questions" else set(evaluated)
     assert averaged, "no question to average over"
     return References(values, printed, averaged, names)
@@ -406,8 +426,9 @@ def assert_measures_match_references(
         if (question_id, measure_name) in seen:
             mismatch(question_id, measure_name, value, None, " (repeated row)")
         seen.add((question_id, measure_name))
-        if measure is None or k != reference.names[measure_name]:
-            mismatch(question_id, measure_name, (measure, k), reference.names[measure_name], " (measure, k)")
+        expected_k = reference.names[measure_name]
+        if (measure, k) != (measure_of(measure_name, expected_k), expected_k):
+            mismatch(question_id, measure_name, (measure, k), (measure_of(measure_name, expected_k), expected_k), " k")
         if is_averaged != (question_id in reference.averaged):
             mismatch(question_id, measure_name, is_averaged, question_id in reference.averaged, " is_averaged")
         expected = reference.values[question_id][measure_name]
@@ -422,18 +443,22 @@ def assert_measures_match_references(
         mismatch(question_id, measure_name, "no row", reference.values[question_id][measure_name])
 
     run_rows = con.execute(
-        "select measure, k, measure_name, aggregation, n_questions, value, ci_low, ci_high from run_measures "
+        "select measure, k, measure_name, aggregation, n_questions, value, ci_low, ci_high, evaluation_settings "
+        "from run_measures "
         "where collection_id = ? and run_id = ?",
         [collection_id, run_id],
     ).fetchall()
     run_seen: set[str] = set()
-    for measure, k, measure_name, how, n_questions, value, ci_low, ci_high in run_rows:
+    for measure, k, measure_name, how, n_questions, value, ci_low, ci_high, recorded in run_rows:
         if measure_name not in reference.names or measure_name in run_seen:
             mismatch(None, measure_name, value, None, " (unknown or repeated run_measures row)")
             continue
         run_seen.add(measure_name)
-        if measure is None or k != reference.names[measure_name]:
-            mismatch(None, measure_name, (measure, k), reference.names[measure_name], " (measure, k) in run_measures")
+        expected_k = reference.names[measure_name]
+        if (measure, k) != (measure_of(measure_name, expected_k), expected_k):
+            mismatch(None, measure_name, (measure, k), (measure_of(measure_name, expected_k), expected_k), " run k")
+        if json.loads(recorded) != settings.evaluation_settings(ks):
+            mismatch(None, measure_name, recorded, settings.evaluation_settings(ks), " evaluation_settings")
         if how != aggregation(measure_name):
             mismatch(None, measure_name, how, aggregation(measure_name), " aggregation")
         if n_questions != len(reference.averaged):
