@@ -8,8 +8,8 @@
       column       a SQL identifier for it in the wide intermediate tables
       at_k         true: computed once per cutoff k of the var k_values, over the top k; false: over the whole
                    ranking, once (k is null in the long tables)
-      sql          an aggregate over one question's judged retrieved documents (columns in int_judged_docs_retrieved
-                   docs, plus the question's constants: see measure_inputs in int_run_questions_measured*.sql)
+      sql          an aggregate over one question's judged retrieved documents (int_judged_docs_retrieved) and
+                   its constants: the columns of measure_input_columns below
       reference    trec_eval (printed P_5: name, underscore, k) or ir_measures (printed Judged@5: name, @, k)
       aggregation  how a run's value is formed from its questions' values: mean, sum (trec_eval's `all` line
                    sums the counts) or geometric_mean (exp of the mean of the per-question logs: gm_map)
@@ -129,6 +129,19 @@
          "description": "NDCG@k with exponential gain 2^grade - 1 (gdeval's), log2(rank + 1) discount"}
     ]) -%}
     {{ return(measures) }}
+{%- endmacro %}
+
+{#- What every measure's SQL may read: the question's constants and one of its judged retrieved documents (all
+    null when it has none), from int_run_questions_scaffolded and int_judged_docs_retrieved. The models that
+    compute the measures add ideal_dcg (and, with a cutoff, k and ideal_exp_dcg). -#}
+{% macro measure_input_columns(run_questions, judged_docs) -%}
+        {{ run_questions }}.n_relevant as num_rel,
+        {{ run_questions }}.n_ranked as num_ret,
+        {{ run_questions }}.n_judged_nonrelevant as num_judged_nonrel,
+        {%- for column in ['position', 'relevance', 'is_relevant', 'gain', 'err_gain', 'relevant_so_far',
+                           'nonrelevant_above', 'err_continue'] %}
+        {{ judged_docs }}.{{ column }}{% if not loop.last %},{% endif %}
+        {%- endfor %}
 {%- endmacro %}
 
 {#- The registry's measures with or without a cutoff. -#}

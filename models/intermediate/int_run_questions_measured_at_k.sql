@@ -41,19 +41,9 @@ measure_inputs as (
         run_questions.run_id,
         run_questions.question_id,
         cutoffs.k,
-        run_questions.n_relevant as num_rel,
-        run_questions.n_ranked as num_ret,
-        run_questions.n_judged_nonrelevant as num_judged_nonrel,
         coalesce(ideal_at_k.ideal_dcg, 0.0) as ideal_dcg,
         coalesce(ideal_at_k.ideal_exp_dcg, 0.0) as ideal_exp_dcg,
-        judged_docs.position,
-        judged_docs.relevance,
-        judged_docs.is_relevant,
-        judged_docs.gain,
-        judged_docs.err_gain,
-        judged_docs.relevant_so_far,
-        judged_docs.nonrelevant_above,
-        judged_docs.err_continue
+        {{ measure_input_columns('run_questions', 'judged_docs') }}
     from run_questions
     cross join cutoffs
     left join ideal_at_k
