@@ -3,36 +3,35 @@
     retrieval-metrics export --format {csv,parquet,trec} --out PATH
                              [--collection C] [--run-id R] [--db PATH] [--digits N]
 
-csv, parquet: --out is a directory (created if missing). question_metrics, run_metrics and missed_relevant_docs
-    each go to <out>/<table>.csv or .parquet through DuckDB's COPY, rows ordered by all columns, optionally
-    filtered by --collection and --run-id. Re-running overwrites the files.
-trec: --collection and --run-id name exactly one run; --out is a file, or - for stdout. One line per
-    (measure, question), questions sorted by question_id, then the `all` lines with the run's means, each
-    "%-22s\\t%s\\t%.4f" as trec_eval prints them (--digits decimals, default 4). Only the questions run_metrics
-    averages (question_metrics.is_averaged) get lines. Measure order, k ascending within each k-measure:
-        num_ret num_rel map Rprec recip_rank P_k recall_k ndcg_cut_k success_k      (per question)
-        num_q num_ret num_rel map Rprec recip_rank P_k recall_k ndcg_cut_k success_k (all)
-    num_ret and num_rel in `all` are sums over the averaged questions; the rest are run_metrics' means.
+csv, parquet: --out is a directory (created if missing). question_metrics, run_metrics, missed_relevant_docs,
+    measure_catalog, question_measures and run_measures each go to <out>/<table>.csv or .parquet through
+    DuckDB's COPY, rows ordered by all columns, optionally filtered by --collection and --run-id
+    (measure_catalog, which has neither, is written whole). Re-running overwrites the files.
+trec: --collection and --run-id name exactly one run; --out is a file, or - for stdout. Every measure of
+    measure_catalog whose reference is trec_eval, named as trec_eval prints it (P_5, ndcg_cut_10, bpref,
+    iprec_at_recall_0.50, ...), in the catalog's order (measure_position, k ascending within a measure): one
+    line per (question, measure) from question_measures, questions sorted by question_id, then the `all` lines
+    from run_measures, num_q first. Each line is "%-22s\\t%s\\t%.4f" as trec_eval prints it (--digits decimals,
+    default 4); summed measures (the counts num_ret, num_rel, num_rel_ret) print as integers, their sums in
+    `all`. As trec_eval, geometric-mean measures (gm_map) have no per-question line, only an `all` one. Only the
+    questions run_measures averages (question_measures.is_averaged) get lines: the per-question part is what
+    `trec_eval -q -c -m all_trec` prints for these measures, at the warehouse's cutoffs.
 
 Reads through a read-only connection. Errors are InputErrors, raised before anything is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
 
 from retrieval_metrics.warehouse import InputError, open_built, sql_literal
 
-TABLES = ("question_metrics", "run_metrics", "missed_relevant_docs")
+TABLES = ("question_metrics", "run_metrics", "missed_relevant_docs", "measure_catalog", "question_measures",
+          "run_measures")  # fmt: skip
+UNFILTERED = ("measure_catalog",)  # no collection_id / run_id: always written whole
 MEASURE_WIDTH = 22  # trec_eval: "%-22s\t%s\t%.4f"
-# trec_eval name -> (question_metrics column, run_metrics column); the k-dependent ones get "_k" appended
-WHOLE_RANKING = {"map": ("average_precision", "map"), "Rprec": ("r_precision", "r_precision"),
-                 "recip_rank": ("reciprocal_rank", "mrr")}
-AT_K = {"P": ("precision", "precision"), "recall": ("recall", "recall"), "ndcg_cut": ("ndcg", "ndcg"),
-        "success": ("hit", "hit_rate")}
 
 
 def run_filter(collection_id: str | None, run_id: str | None) -> tuple[str, list[object]]:
@@ -64,66 +63,50 @@ def export_tables(
     written = []
     for table in TABLES:
         target = out_dir / f"{table}.{file_format}"
+        condition, values = ("true", []) if table in UNFILTERED else (where, params)
         con.execute(
-            f"copy (select * from main.{table} where {where} order by all) to {sql_literal(target)} ({options})", params
+            f"copy (select * from main.{table} where {condition} order by all) to {sql_literal(target)} ({options})",
+            values,
         )
         written.append(target)
     return written
 
 
 def trec_lines(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str, digits: int) -> list[str]:
-    """The run in trec_eval -q layout; raises InputError when it has no averaged question."""
+    """The run in trec_eval -q layout, driven by measure_catalog; raises InputError when it has no averaged
+    question."""
     key = [collection_id, run_id]
-    ks = [k for (k,) in con.execute(
-        "select distinct k from main.question_metrics where collection_id = ? and run_id = ? order by k", key
-    ).fetchall()]
-    question_columns = [column for column, _ in [*WHOLE_RANKING.values(), *AT_K.values()]]
-    rows = con.execute(
-        f"""
-        select question_id, k, coalesce(n_retrieved, 0), coalesce(n_relevant, 0), {', '.join(question_columns)}
-        from main.question_metrics
-        where collection_id = ? and run_id = ? and is_averaged
-        order by question_id, k
+    per_question = con.execute(
+        """
+        select measures.question_id, measures.measure_name, measures.value, catalog.aggregation = 'sum'
+        from main.question_measures as measures
+        inner join main.measure_catalog as catalog on measures.measure = catalog.measure
+        where measures.collection_id = ? and measures.run_id = ? and measures.is_averaged
+            and catalog.reference = 'trec_eval' and catalog.aggregation <> 'geometric_mean'
+        order by measures.question_id, catalog.measure_position, measures.k
         """,
         key,
     ).fetchall()
-    run_columns = [column for _, column in [*WHOLE_RANKING.values(), *AT_K.values()]]
-    means = con.execute(
-        f"""
-        select k, n_questions, {', '.join(run_columns)}
-        from main.run_metrics where collection_id = ? and run_id = ? order by k
+    overall = con.execute(
+        """
+        select measures.measure_name, measures.value, catalog.aggregation = 'sum', measures.n_questions
+        from main.run_measures as measures
+        inner join main.measure_catalog as catalog on measures.measure = catalog.measure
+        where measures.collection_id = ? and measures.run_id = ? and catalog.reference = 'trec_eval'
+        order by catalog.measure_position, measures.k
         """,
         key,
     ).fetchall()
-    if not rows or not means:
+    if not per_question or not overall:
         raise InputError(f"run {run_id!r} of collection {collection_id!r} has no averaged question")
 
-    def line(measure: str, question_id: str, value: float) -> str:
-        text = str(value) if isinstance(value, int) else f"{value:.{digits}f}"
-        return f"{measure:<{MEASURE_WIDTH}}\t{question_id}\t{text}"
+    def line(measure_name: str, question_id: str, value: float, is_count: bool) -> str:
+        text = f"{value:.0f}" if is_count else f"{value:.{digits}f}"
+        return f"{measure_name:<{MEASURE_WIDTH}}\t{question_id}\t{text}"
 
-    def measure_lines(question_id: str, by_k: dict[int, Sequence[float]]) -> list[str]:
-        """WHOLE_RANKING from the smallest k (they are the same at every k), then each AT_K measure per k."""
-        first = by_k[min(by_k)]
-        out = [line(name, question_id, first[i]) for i, name in enumerate(WHOLE_RANKING)]
-        for j, name in enumerate(AT_K, start=len(WHOLE_RANKING)):
-            out.extend(line(f"{name}_{k}", question_id, by_k[k][j]) for k in ks if k in by_k)
-        return out
-
-    per_question: dict[str, dict[int, tuple]] = {}
-    for question_id, k, n_retrieved, n_relevant, *values in rows:
-        per_question.setdefault(question_id, {})[k] = (n_retrieved, n_relevant, *values)
-    lines: list[str] = []
-    for question_id in sorted(per_question):
-        by_k = per_question[question_id]
-        n_retrieved, n_relevant = by_k[min(by_k)][:2]
-        lines += [line("num_ret", question_id, n_retrieved), line("num_rel", question_id, n_relevant)]
-        lines += measure_lines(question_id, {k: values[2:] for k, values in by_k.items()})
-    totals = [by_k[min(by_k)][:2] for by_k in per_question.values()]
-    lines.append(line("num_q", "all", means[0][1]))
-    lines.append(line("num_ret", "all", sum(t[0] for t in totals)))
-    lines.append(line("num_rel", "all", sum(t[1] for t in totals)))
-    lines += measure_lines("all", {k: values for k, _, *values in means})
+    lines = [line(name, question_id, value, is_count) for question_id, name, value, is_count in per_question]
+    lines.append(line("num_q", "all", overall[0][3], True))
+    lines += [line(name, "all", value, is_count) for name, value, is_count, _ in overall]
     return lines
 
 

@@ -6,8 +6,12 @@ Writes <out>/index.html with every chart embedded as a base64 data URI (it opens
 external resources), and the same charts as <out>/<collection>-<chart>.png. Per collection: Recall@k,
 Precision@k (with its ceiling given the judgments) and NDCG@k curves, MRR per run, the first relevant rank of
 every question for every run, the comparison with the baseline run, the leaderboard at each k and the missed
-relevant documents. Reads the marts through a read-only connection; SQL does the data work, Python plots and
-formats. The output is the same for the same warehouse, apart from the generation time.
+relevant documents. Also per collection: the 11-point interpolated precision-recall curve of every run
+(trec_eval's iprec_at_recall_0.00 ... _1.00), Judged@k (judged coverage) beside NDCG@k in the leaderboard, and
+a warning in words when a compared run and the baseline differ in judged coverage by more than COVERAGE_GAP at
+some k. The comparison table lists every compared measure of measure_catalog, in its order. Reads the marts
+through a read-only connection; SQL does the data work, Python plots and formats. The output is the same for
+the same warehouse, apart from the generation time.
 """
 
 from __future__ import annotations
@@ -32,7 +36,10 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 from retrieval_metrics.warehouse import InputError, open_built, shown
 
 CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
-COMPARED_METRICS = ["recall", "precision", "ndcg", "hit", "reciprocal_rank", "average_precision", "r_precision"]
+NDCG = "ndcg_cut"  # measure_catalog.measure of NDCG@k: the wins/losses chart
+JUDGED = "Judged"  # ... and of Judged@k, the share of the top k with a judgment (ir_measures')
+IPREC_PREFIX = "iprec_at_recall_"  # trec_eval's interpolated precision at recall level 0.00 ... 1.00
+COVERAGE_GAP = 0.10  # warn when a run's and the baseline's Judged@k differ by more than this (10 points)
 MAX_HEATMAP_QUESTIONS = 50  # beyond this, the questions where the runs' first relevant ranks differ most
 MAX_MISSED_ROWS = 100
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
@@ -54,6 +61,8 @@ table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.9em; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: right; }
 th { background: #f6f8fa; } td.text, th.text { text-align: left; }
 tr.baseline td { background: #fff8c5; }
+.warnings { margin-bottom: 16px; }
+.warnings p { background: #fff1e5; border-left: 4px solid #bc4c00; padding: 6px 10px; margin: 6px 0; }
 ul.missed li { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.85em; margin-bottom: 4px; }
 """
 
@@ -167,6 +176,52 @@ def mrr_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
     return Chart(collection_id, "mrr", f"Bar chart of MRR per run of {collection_id}", "MRR per run.", png(fig))
 
 
+def precision_recall_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart | None:
+    """The 11-point interpolated precision-recall curve, one line per run: trec_eval's iprec_at_recall_<level>
+    means from run_measures, the level read from the measure's name."""
+    runs = rows(con, """
+        select run_id, list(level order by level) as levels, list(value order by level) as values
+        from (select run_id, cast(substr(measure, length(?) + 1) as double) as level, value
+              from main.run_measures where collection_id = ? and starts_with(measure, ?))
+        group by run_id order by run_id
+        """, [IPREC_PREFIX, collection_id, IPREC_PREFIX])
+    if not runs:
+        return None
+    styles = run_styles([r["run_id"] for r in runs])
+    fig, (ax,) = new_figure(6.4, 4.6)
+    for run in runs:
+        ax.plot(run["levels"], run["values"], label=run["run_id"], linewidth=2, **styles[run["run_id"]])
+    ax.set_xticks([level / 10 for level in range(11)])
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("recall level")
+    ax.set_ylabel("interpolated precision")
+    ax.set_title(f"11-point interpolated precision-recall, {collection_id}")
+    ax.grid(alpha=0.3)
+    fig.legend(loc="outside lower center", ncol=min(len(runs), 3), frameon=False)
+    return Chart(collection_id, "precision-recall",
+                 f"11-point interpolated precision-recall curve of every run of {collection_id}",
+                 "Interpolated precision (the highest precision at any rank whose recall reaches the level, "
+                 "trec_eval's iprec_at_recall) at recall 0.0, 0.1, ..., 1.0, averaged over questions; one line "
+                 "per run, identical runs overlap.", png(fig))
+
+
+def coverage_warnings(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[dict[str, Any]]:
+    """Each (run, k) whose judged coverage (Judged@k, over the questions paired with the baseline) differs from
+    the baseline's by more than COVERAGE_GAP, with the warning in words."""
+    gaps = rows(con, """
+        select run_id, baseline_run_id, k, run_mean, baseline_mean
+        from main.run_comparisons
+        where collection_id = ? and measure = ? and abs(run_mean - baseline_mean) > ?
+        order by k, run_id
+        """, [collection_id, JUDGED, COVERAGE_GAP + 1e-9])  # a float's breath: exactly 10 points does not warn
+    return [{**gap, "text": (
+        f"{gap['run_id']} and {gap['baseline_run_id']} differ in judged coverage at k={gap['k']} by "
+        f"{100 * abs(gap['run_mean'] - gap['baseline_mean']):.0f} points ({gap['run_mean']:.2f} vs "
+        f"{gap['baseline_mean']:.2f}): their NDCG difference may reflect missing judgments, not retrieval"
+    )} for gap in gaps]
+
+
 def rank_heatmap(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
     """Questions x runs, the rank of the first relevant doc (k-independent, so read at the smallest k)."""
     run_ids = [r for (r,) in con.execute(
@@ -221,7 +276,7 @@ def rank_heatmap(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
 
 def comparison_chart(comparisons: list[dict[str, Any]], collection_id: str) -> Chart | None:
     """Per k, a diverging bar per run: questions won (right) and lost (left) on NDCG@k against the baseline."""
-    ndcg = [c for c in comparisons if c["metric"] == "ndcg"]
+    ndcg = [c for c in comparisons if c["measure"] == NDCG]
     if not ndcg:
         return None
     ks = sorted({c["k"] for c in ndcg})
@@ -284,17 +339,29 @@ def figure(chart: Chart) -> str:
 
 def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple[str, list[Chart]]:
     leaderboard = rows(con, """
-        select * from main.run_leaderboard where collection_id = ? order by k, ndcg_rank, run_id
-        """, [collection_id])
+        select leaderboard.*, judged.value as judged
+        from main.run_leaderboard as leaderboard
+        left join main.run_measures as judged
+            on leaderboard.collection_id = judged.collection_id and leaderboard.run_id = judged.run_id
+            and leaderboard.k = judged.k and judged.measure = ?
+        where leaderboard.collection_id = ?
+        order by leaderboard.k, leaderboard.ndcg_rank, leaderboard.run_id
+        """, [JUDGED, collection_id])
     comparisons = rows(con, """
-        select * from main.run_comparisons where collection_id = ?
-        order by list_position(?::varchar[], metric), k, run_id
-        """, [collection_id, COMPARED_METRICS])
+        select comparisons.*
+        from main.run_comparisons as comparisons
+        inner join main.measure_catalog as catalog on comparisons.measure = catalog.measure
+        where comparisons.collection_id = ?
+        order by catalog.measure_position, comparisons.k, comparisons.run_id
+        """, [collection_id])
     missed = rows(con, """
         select run_id, k, question_id, doc_id, recall_cost, explanation, count(*) over () as n_missed
         from main.missed_relevant_docs where collection_id = ? order by run_id, k, question_id, doc_id limit ?
         """, [collection_id, MAX_MISSED_ROWS])
-    charts = [*curve_charts(con, collection_id), mrr_chart(con, collection_id), rank_heatmap(con, collection_id)]
+    warnings = coverage_warnings(con, collection_id)
+    charts = [*curve_charts(con, collection_id), mrr_chart(con, collection_id)]
+    charts += [chart for chart in (precision_recall_chart(con, collection_id),) if chart]
+    charts.append(rank_heatmap(con, collection_id))
     versus = comparison_chart(comparisons, collection_id)
     charts += [versus] if versus else []
 
@@ -302,32 +369,44 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
     baseline = first["baseline_run_id"]
     parts = [f'<section id="collection-{html.escape(collection_id)}"><h2>Collection {html.escape(collection_id)}</h2>',
              (f'<p class="meta">{len({r["run_id"] for r in leaderboard})} runs, {first["n_questions"]} questions '
-              f'averaged; baseline run: {html.escape(baseline or "none (var baseline_run_id not among the runs)")}.</p>'),
-             '<div class="charts">', *map(figure, charts), "</div>", "<h3>Leaderboard at each k</h3>"]
+              f'averaged; baseline run: {html.escape(baseline or "none (var baseline_run_id not among the runs)")}.</p>')]
+    if warnings:
+        parts.append('<div class="warnings">' + "".join(
+            f'<p class="coverage-warning" data-run="{html.escape(w["run_id"])}" data-k="{w["k"]}">'
+            f"Warning: {html.escape(w['text'])}.</p>" for w in warnings) + "</div>")
+    parts += ['<div class="charts">', *map(figure, charts), "</div>", "<h3>Leaderboard at each k</h3>",
+              f"<p>Judged@k is the share of each run's top k documents that have a judgment (any grade): where two "
+              f"runs' Judged@k differ by more than {100 * COVERAGE_GAP:.0f} points, their NDCG@k difference may come "
+              "from missing judgments rather than from retrieval.</p>"]
     for k in sorted({r["k"] for r in leaderboard}):
         at_k = [r for r in leaderboard if r["k"] == k]
         parts.append(f"<h4>k = {k}</h4>")
         parts.append(table(
-            ["run", "retriever", "questions", f"Recall@{k}", f"Precision@{k}", f"NDCG@{k}", "MRR", "MAP",
-             "R-precision", f"Hit@{k}", "NDCG rank", "NDCG vs baseline"],
+            ["run", "retriever", "questions", f"Recall@{k}", f"Precision@{k}", f"NDCG@{k}", f"Judged@{k}", "MRR",
+             "MAP", "R-precision", f"Hit@{k}", "NDCG rank", "NDCG vs baseline"],
             [[fmt(r["run_id"]), fmt(r["retriever"]), fmt(r["n_questions"]), fmt(r["recall"]), fmt(r["precision"]),
-              fmt(r["ndcg"]), fmt(r["mrr"]), fmt(r["map"]), fmt(r["r_precision"]), fmt(r["hit_rate"]),
-              fmt(r["ndcg_rank"]), fmt(r["ndcg_vs_baseline"], signed=True)] for r in at_k],
+              fmt(r["ndcg"]), fmt(r["judged"]), fmt(r["mrr"]), fmt(r["map"]), fmt(r["r_precision"]),
+              fmt(r["hit_rate"]), fmt(r["ndcg_rank"]), fmt(r["ndcg_vs_baseline"], signed=True)] for r in at_k],
             [f' data-run="{html.escape(r["run_id"])}" data-k="{k}"'
              + (' class="baseline"' if r["run_id"] == baseline else "") for r in at_k],
             text_columns=2,
         ))
     parts.append(f"<h3>Against the baseline {html.escape(baseline or '')}</h3>")
     if comparisons:
-        parts.append("<p>Per metric and k: questions won, tied and lost against the baseline, the mean difference, "
-                     "the paired t-test and paired randomization test p-values, and both Holm-adjusted across the "
-                     "runs compared with the same baseline.</p>")
+        parts.append("<p>Per compared measure (named as trec_eval or ir_measures prints it, in measure_catalog's "
+                     "order): questions won, tied and lost against the baseline, the mean difference, the effect "
+                     "size (mean / standard deviation of the per-question differences, Cohen's d<sub>z</sub>), the "
+                     "paired t-test and paired randomization test p-values, and both Holm-adjusted across the "
+                     "runs compared with the same baseline on the same measure.</p>")
         parts.append(table(
-            ["metric", "run", "k", "wins", "ties", "losses", "mean difference", "t-test p", "randomization p",
-             "t-test p (Holm)", "randomization p (Holm)"],
-            [[fmt(c["metric"]), fmt(c["run_id"]), fmt(c["k"]), fmt(c["wins"]), fmt(c["ties"]), fmt(c["losses"]),
-              fmt(c["mean_difference"], signed=True), fmt(c["t_p_value"]), fmt(c["randomization_p_value"]),
-              fmt(c["t_p_value_holm"]), fmt(c["randomization_p_value_holm"])] for c in comparisons],
+            ["measure", "run", "wins", "ties", "losses", "mean difference", "effect size", "t-test p",
+             "randomization p", "t-test p (Holm)", "randomization p (Holm)"],
+            [[fmt(c["measure_name"]), fmt(c["run_id"]), fmt(c["wins"]), fmt(c["ties"]), fmt(c["losses"]),
+              fmt(c["mean_difference"], signed=True), fmt(c["effect_size"], signed=True), fmt(c["t_p_value"]),
+              fmt(c["randomization_p_value"]), fmt(c["t_p_value_holm"]), fmt(c["randomization_p_value_holm"])]
+             for c in comparisons],
+            [f' data-run="{html.escape(c["run_id"])}" data-measure="{html.escape(c["measure_name"])}"'
+             for c in comparisons],
             text_columns=2,
         ))
     else:

@@ -1,6 +1,6 @@
-"""Print the scorecard: the lesson's per-k table (Recall@k, Precision@k, NDCG@k) and MRR for every run, then,
-for each collection with several runs, the runs side by side with wins/ties/losses and p-values against the
-baseline.
+"""Print the scorecard: the lesson's per-k table (Recall@k, Precision@k, NDCG@k) and MRR for every run, each
+mean with its 95% bootstrap interval, then, for each collection with several runs, the runs side by side with
+wins/ties/losses, effect sizes and p-values against the baseline.
 
     retrieval-metrics scorecard [--db PATH]
 """
@@ -9,30 +9,48 @@ from __future__ import annotations
 
 import duckdb
 
+# The lesson's table: its labels and the registry's measures they are (measure_catalog.measure)
+LESSON_AT_K = {"Recall": "recall", "Precision": "P", "NDCG": "ndcg_cut"}
+LESSON_MRR = "recip_rank"
+
+
+def with_interval(value: float, low: float | None, high: float | None) -> str:
+    """A mean and its 95% interval, compactly: 0.889 [0.667, 1.000] (the mean alone when there is none)."""
+    if low is None or high is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
 
 def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The lesson's table, one block per run."""
-    rows = con.execute(
+    """The lesson's table, one block per run, every mean with its interval from run_measures."""
+    runs = con.execute(
         """
-        select collection_id, run_id, retriever, k, n_questions, recall, precision, ndcg, mrr
+        select collection_id, run_id, any_value(retriever), any_value(n_questions), list(distinct k order by k)
         from main.run_metrics
-        order by collection_id, run_id, k
+        group by collection_id, run_id
+        order by collection_id, run_id
         """
     ).fetchall()
-    lines: list[str] = []
-    current: tuple[str, str] | None = None
-    mrr = 0.0
-    for collection_id, run_id, retriever, k, n_questions, recall, precision, ndcg, run_mrr in rows:
-        if (collection_id, run_id) != current:
-            if current is not None:
-                lines.append(f"MRR (rank-independent) = {mrr:.3f}\n")
-            current = (collection_id, run_id)
-            lines.append(f"{collection_id} / {run_id}  (retriever {retriever}, {n_questions} questions)")
-        lines.append(f"k={k:<3} Recall@{k}={recall:.3f}   Precision@{k}={precision:.3f}   NDCG@{k}={ndcg:.3f}")
-        mrr = run_mrr
-    if current is not None:
-        lines.append(f"MRR (rank-independent) = {mrr:.3f}")
-    return lines
+    measured = {
+        (collection_id, run_id, measure, k): with_interval(value, low, high)
+        for collection_id, run_id, measure, k, value, low, high in con.execute(
+            """
+            select collection_id, run_id, measure, k, value, ci_low, ci_high
+            from main.run_measures where list_contains(?, measure)
+            """,
+            [[*LESSON_AT_K.values(), LESSON_MRR]],
+        ).fetchall()
+    }
+    blocks: list[list[str]] = []
+    for collection_id, run_id, retriever, n_questions, ks in runs:
+        block = [f"{collection_id} / {run_id}  (retriever {retriever}, {n_questions} questions)"]
+        for k in ks:
+            cells = [f"{label}@{k}={measured[(collection_id, run_id, measure, k)]}"
+                     for label, measure in LESSON_AT_K.items()]  # fmt: skip
+            block.append(f"k={k:<3} " + "   ".join(cells))
+        block.append(f"MRR (rank-independent) = {measured[(collection_id, run_id, LESSON_MRR, None)]}")
+        blocks.append(block)
+    return [line for i, block in enumerate(blocks) for line in ([""] if i else []) + block]
 
 
 def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -59,19 +77,23 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
             lines.append(" ".join([run_id.ljust(20), *values, f"{mrr:7.3f}"]))
         comparisons = con.execute(
             """
-            select run_id, baseline_run_id, k, wins, ties, losses, mean_difference,
+            select run_id, baseline_run_id, k, wins, ties, losses, mean_difference, effect_size,
                    t_p_value, randomization_p_value, randomization_p_value_holm
-            from main.run_comparisons where collection_id = ? and metric = 'ndcg' order by run_id, k
+            from main.run_comparisons
+            where collection_id = ? and measure_name = 'ndcg_cut_' || k
+            order by run_id, k
             """,
             [collection_id],
         ).fetchall()
         if comparisons:
             lines += ["", f"NDCG@k against the baseline {comparisons[0][1]} (wins/ties/losses over questions, "
-                          "paired t-test p, randomization p, randomization p Holm-adjusted across runs)"]
-        for run_id, _, k, wins, ties, losses, difference, t_p, random_p, random_p_holm in comparisons:
+                          "mean difference, effect size d_z = mean / sd of the differences, paired t-test p, "
+                          "randomization p, randomization p Holm-adjusted across runs)"]
+        for run_id, _, k, wins, ties, losses, difference, effect, t_p, random_p, random_p_holm in comparisons:
             t_text = "   n/a" if t_p is None else f"{t_p:6.3f}"
+            effect_text = "   n/a" if effect is None else f"{effect:+6.2f}"
             lines.append(
-                f"{run_id:<20} k={k:<3} {wins:>3}/{ties}/{losses:<3} diff {difference:+.3f}   "
+                f"{run_id:<20} k={k:<3} {wins:>3}/{ties}/{losses:<3} diff {difference:+.3f}   d_z {effect_text}   "
                 f"t p {t_text}   rand p {random_p:6.3f}   Holm {random_p_holm:6.3f}"
             )
     return lines

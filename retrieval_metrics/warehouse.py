@@ -111,8 +111,9 @@ def connect(
     return con
 
 
-MARTS = ("question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "question_comparisons",
-         "run_comparisons")  # fmt: skip
+# the marts the readers (scorecard, report, export) need, in the order of models/marts/_marts__models.yml
+MARTS = ("question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "measure_catalog",
+         "question_measures", "run_measures", "question_comparisons", "run_comparisons")  # fmt: skip
 
 
 def open_existing(path: Path) -> duckdb.DuckDBPyConnection:

@@ -15,11 +15,14 @@ from retrieval_metrics.serving import publish
 
 pytestmark = pytest.mark.dbt
 MARTS = [
+    "measure_catalog",
     "missed_relevant_docs",
     "question_comparisons",
+    "question_measures",
     "question_metrics",
     "run_comparisons",
     "run_leaderboard",
+    "run_measures",
     "run_metrics",
 ]
 
@@ -63,7 +66,14 @@ def test_the_lessons_recall_at_2(engine: Engine) -> None:
                 "where k = 2 and run_id in ('keyword_normalized', 'keyword_overlap') order by ndcg_rank"
             )
         ).all()
+        long_recall, ci_low, ci_high = con.execute(
+            text(
+                "select value, ci_low, ci_high from run_measures "
+                "where collection_id = 'docent' and run_id = 'keyword_overlap' and measure_name = 'recall_2'"
+            )
+        ).one()
     assert round(recall, 3) == 0.889
+    assert long_recall == recall and ci_low <= recall <= ci_high  # the long table, with its interval
     assert [run_id for run_id, _ in leaderboard] == ["keyword_normalized", "keyword_overlap"]
 
 

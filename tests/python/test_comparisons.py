@@ -13,6 +13,7 @@ from scipy import stats
 
 from conftest import Warehouse
 from retrieval_metrics.cli import main as cli
+from retrieval_metrics.scorecard import scorecard
 
 pytestmark = pytest.mark.dbt
 
@@ -62,7 +63,7 @@ def compared(compared_build: tuple[Warehouse, dbtRunnerResult]) -> Warehouse:
 def test_question_comparisons_and_counts_are_exact(compared: Warehouse) -> None:
     rows = compared.rows(
         "select run_id, question_id, run_value, baseline_value, difference, outcome from question_comparisons "
-        "where collection_id = 'pair' and metric = 'ndcg' order by run_id, question_id"
+        "where collection_id = 'pair' and measure_name = 'ndcg_cut_2' order by run_id, question_id"
     )
     expected = []
     for run_id, ranks in (("better", BETTER_RANKS), ("worse", WORSE_RANKS)):
@@ -73,7 +74,7 @@ def test_question_comparisons_and_counts_are_exact(compared: Warehouse) -> None:
     assert rows == expected
     counts = compared.rows(
         "select run_id, wins, ties, losses, n_questions from run_comparisons "
-        "where collection_id = 'pair' and metric = 'ndcg' order by run_id"
+        "where collection_id = 'pair' and measure_name = 'ndcg_cut_2' order by run_id"
     )
     assert counts == [("better", 3, 1, 1, 5), ("worse", 0, 4, 1, 5)]
     leaderboard = compared.rows(
@@ -99,7 +100,7 @@ def test_p_values_match_scipy_and_an_exact_enumeration(compared: Warehouse) -> N
     got = {
         (row[0], row[1]): row[2:]
         for row in compared.rows(
-            "select run_id, metric, t_statistic, t_p_value, randomization_p_value, is_exact_randomization, "
+            "select run_id, measure_name, t_statistic, t_p_value, randomization_p_value, is_exact_randomization, "
             "t_p_value_holm, randomization_p_value_holm from run_comparisons where collection_id = 'pair'"
         )
     }
@@ -108,7 +109,7 @@ def test_p_values_match_scipy_and_an_exact_enumeration(compared: Warehouse) -> N
     for run_id, ranks in (("better", BETTER_RANKS), ("worse", WORSE_RANKS)):
         run = np.array([ndcg_at_2(r) for r in ranks.values()])
         t = stats.ttest_rel(run, base)
-        t_stat, t_p, random_p, is_exact, _, _ = got[(run_id, "ndcg")]
+        t_stat, t_p, random_p, is_exact, _, _ = got[(run_id, "ndcg_cut_2")]
         assert (t_stat, t_p) == pytest.approx((t.statistic, t.pvalue), abs=1e-12)
         assert is_exact  # 2^5 = 32 <= 10,000 permutations
         assert random_p == pytest.approx(exact_sign_flip_p_value(run - base), abs=1e-12)
@@ -119,8 +120,72 @@ def test_p_values_match_scipy_and_an_exact_enumeration(compared: Warehouse) -> N
         adjusted_small = min(1.0, 2 * p_values[small][index])
         adjusted_large = min(1.0, max(adjusted_small, p_values[large][index]))
         position = 4 if column == "t" else 5
-        assert got[(small, "ndcg")][position] == pytest.approx(adjusted_small, abs=1e-12)
-        assert got[(large, "ndcg")][position] == pytest.approx(adjusted_large, abs=1e-12)
+        assert got[(small, "ndcg_cut_2")][position] == pytest.approx(adjusted_small, abs=1e-12)
+        assert got[(large, "ndcg_cut_2")][position] == pytest.approx(adjusted_large, abs=1e-12)
+
+
+def test_rows_are_keyed_by_measure_name_with_measure_and_k(compared: Warehouse) -> None:
+    """One row per compared measure of the catalog and k (k null for measures of the whole ranking), named as
+    its reference prints it."""
+    rows = compared.rows(
+        "select run_id, measure, k, measure_name from run_comparisons where collection_id = 'pair' order by all"
+    )
+    catalog = compared.rows("select measure, takes_cutoff, reference from measure_catalog where is_compared")
+    expected = []
+    for run_id in ("better", "worse"):
+        for measure, takes_cutoff, reference in catalog:
+            name = measure if not takes_cutoff else f"{measure}_2" if reference == "trec_eval" else f"{measure}@2"
+            expected.append((run_id, measure, 2 if takes_cutoff else None, name))
+    assert rows == sorted(expected, key=lambda row: (row[0], row[1], row[2] is None, row[2] or 0, row[3]))
+    assert {"ndcg_cut_2", "recall_2", "recip_rank", "map", "Judged@2"} <= {row[3] for row in rows}
+
+
+def test_effect_size_is_the_mean_over_the_sd_of_the_differences(compared: Warehouse) -> None:
+    got = dict(compared.rows(
+        "select run_id || ' ' || measure_name, effect_size from run_comparisons where collection_id = 'pair'"
+    ))
+    def reciprocal_rank(rank: int | None) -> float:
+        return 0.0 if rank is None else 1 / rank
+
+    for measure_name, value in (("ndcg_cut_2", ndcg_at_2), ("recip_rank", reciprocal_rank)):
+        for run_id, ranks in (("better", BETTER_RANKS), ("worse", WORSE_RANKS)):
+            differences = [value(ranks[q]) - value(BASELINE_RANKS[q]) for q in BASELINE_RANKS]
+            mean = sum(differences) / len(differences)
+            sd = math.sqrt(sum((d - mean) ** 2 for d in differences) / (len(differences) - 1))  # ddof 1
+            assert got[f"{run_id} {measure_name}"] == pytest.approx(mean / sd, abs=1e-12), (run_id, measure_name)
+    assert got["better ndcg_cut_2"] > 0 > got["worse ndcg_cut_2"]
+    assert all(value is not None for value in got.values())  # every compared measure's differences vary here
+
+
+def test_effect_size_is_null_when_the_differences_do_not_vary(compared: Warehouse, tmp_path: Path) -> None:
+    """A run equal to the baseline: every difference is 0, so the effect size (like the t-test) is undefined."""
+    compared = compared.copy(tmp_path / "same")
+    run = write_run(tmp_path / "same.txt", BASELINE_RANKS)
+    db = ["--db", str(compared.db_path)]
+    assert cli(["import", "--collection", "pair", "--run", str(run), "--run-id", "same", *db]) == 0
+    compared.build("--exclude", "tag:lesson_golden", "--vars", VARS)
+    rows = compared.rows(
+        "select measure_name, mean_difference, effect_size, t_statistic from run_comparisons "
+        "where collection_id = 'pair' and run_id = 'same'"
+    )
+    assert len(rows) == len(compared.rows("select 1 from run_comparisons where run_id = 'better'"))
+    assert all(row[1:] == (0.0, None, None) for row in rows), rows
+    # the other runs keep their effect sizes
+    others = compared.rows("select count(*) from run_comparisons where run_id <> 'same' and effect_size is null")
+    assert others == [(0,)]
+
+
+def test_scorecard_prints_ndcg_against_the_baseline_with_effect_sizes(compared: Warehouse) -> None:
+    with compared.connect() as con:
+        lines = scorecard(con).splitlines()
+    start = lines.index("pair: runs side by side")
+    # the effect sizes are the ones checked above (+0.66 = 0.4 / sd, -0.45); p-values as scipy's
+    assert lines[start + 6:] == [
+        "NDCG@k against the baseline base (wins/ties/losses over questions, mean difference, effect size d_z = "
+        "mean / sd of the differences, paired t-test p, randomization p, randomization p Holm-adjusted across runs)",
+        "better               k=2     3/1/1   diff +0.400   d_z  +0.66   t p  0.214   rand p  0.375   Holm  0.750",
+        "worse                k=2     0/4/1   diff -0.200   d_z  -0.45   t p  0.374   rand p  1.000   Holm  1.000",
+    ]
 
 
 def test_the_randomization_test_samples_with_a_fixed_seed_when_not_exact(compared: Warehouse, tmp_path: Path) -> None:
@@ -129,11 +194,11 @@ def test_the_randomization_test_samples_with_a_fixed_seed_when_not_exact(compare
     compared = compared.copy(tmp_path / "sampled")
     # only run_comparisons reads n_permutations: the rest of the copy is already built with VARS
     compared.build("--select", "run_comparisons", "--vars", vars_)
-    first = compared.rows("select run_id, metric, randomization_p_value, n_permutations, is_exact_randomization "
+    first = compared.rows("select run_id, measure_name, randomization_p_value, n_permutations, is_exact_randomization "
                           "from run_comparisons where collection_id = 'pair' order by 1, 2")
     assert {row[3:] for row in first} == {(16, False)}
     compared.build("--select", "run_comparisons", "--vars", vars_)
-    assert compared.rows("select run_id, metric, randomization_p_value, n_permutations, is_exact_randomization "
+    assert compared.rows("select run_id, measure_name, randomization_p_value, n_permutations, is_exact_randomization "
                          "from run_comparisons where collection_id = 'pair' order by 1, 2") == first
 
 
@@ -152,12 +217,12 @@ def test_regression_gate_fails_the_build_and_names_the_questions(compared: Wareh
     gates = [r for r in result.result if r.node.name.startswith("no_regression_vs_baseline")]
     assert len(gates) == 2 and all(str(r.status) == "fail" for r in gates)
     failing = compared.rows(
-        "select run_id, measure, question_id, baseline_value, run_value, difference "
+        "select run_id, measure_name, question_id, baseline_value, run_value, difference "
         "from dbt_test__audit.regression_gate_ndcg_at_2 order by question_id"
     )
     # worse loses only q1 at NDCG@2 (rank 1 -> 3); its other questions tie, so they are not named
     expected = [
-        ("worse", "ndcg@2", q, ndcg_at_2(BASELINE_RANKS[q]), ndcg_at_2(WORSE_RANKS[q]),
+        ("worse", "ndcg_cut_2", q, ndcg_at_2(BASELINE_RANKS[q]), ndcg_at_2(WORSE_RANKS[q]),
          ndcg_at_2(WORSE_RANKS[q]) - ndcg_at_2(BASELINE_RANKS[q]))
         for q in sorted(BASELINE_RANKS) if ndcg_at_2(WORSE_RANKS[q]) < ndcg_at_2(BASELINE_RANKS[q])
     ]

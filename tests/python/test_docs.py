@@ -10,8 +10,8 @@ import yaml
 
 from conftest import REPO_ROOT, Warehouse
 
-MARTS = ["question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "question_comparisons",
-         "run_comparisons"]
+MARTS = ["question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "measure_catalog",
+         "question_measures", "run_measures", "question_comparisons", "run_comparisons"]
 
 
 @pytest.fixture(scope="module")

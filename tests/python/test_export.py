@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
 import duckdb
@@ -10,19 +12,38 @@ import pytrec_eval
 
 from conftest import Warehouse, run_cli
 from retrieval_metrics.cli import main as cli
-from retrieval_metrics.export import TABLES
-from trec_reference import warehouse_inputs
+from retrieval_metrics.export import TABLES, UNFILTERED
+from trec_reference import Qrels, Settings, TrecRun, empty_ranking_values, warehouse_inputs
 
 pytestmark = pytest.mark.dbt
 
 KS = [1, 2, 3]
-TREC_MEASURES = {"num_ret", "num_rel", "map", "Rprec", "recip_rank"} | {
-    f"{name}.{','.join(map(str, KS))}" for name in ("P", "recall", "ndcg_cut", "success")
-}
-PER_QUESTION_ORDER = ["num_ret", "num_rel", "map", "Rprec", "recip_rank"] + [
-    f"{name}_{k}" for name in ("P", "recall", "ndcg_cut", "success") for k in KS
-]
+# trec_eval's print order (te_trec_measures in its measures.c), for the measures the warehouse has; a measure
+# with cutoffs prints one line per cutoff, ascending; iprec_at_recall prints its 11 levels
+TREC_EVAL_ORDER = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                   "iprec_at_recall", "P", "recall", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "success", "set_P",
+                   "set_recall", "set_F"]  # fmt: skip
+IPREC = "iprec_at_recall"
+ONLY_IN_ALL = {"num_q", "gm_map"}  # trec_eval -q prints these for `all` only
+COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}  # printed as integers ("%ld")
 RUN = ["--collection", "docent", "--run-id", "keyword_overlap"]
+# A graded collection where trec_eval's measures differ: several relevant docs and grades, grade 0 and negative
+# judgments, unjudged docs retrieved, a question nothing relevant is retrieved for, one with nothing relevant at
+# all, one missing from the run (-c: printed with the values of an empty ranking) and one the qrels lack (ignored)
+GRADED_QRELS: Qrels = {
+    "q1": {"a": 2, "b": 1, "c": 0, "d": 1},
+    "q2": {"a": 0, "e": 3, "f": 1, "n": -1},
+    "q3": {"g": 1},
+    "q4": {"h": 2},
+    "q5": {"i": 0},
+}
+GRADED_RANKINGS = {
+    "q1": ["x", "b", "c", "a", "y", "d"],
+    "q2": ["e", "n", "a", "z", "f"],
+    "q3": ["j", "k"],
+    "q5": ["i", "w"],
+    "q9": ["a"],
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +52,32 @@ def built(lesson: Warehouse) -> Warehouse:
     return lesson
 
 
+@pytest.fixture(scope="module")
+def graded(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """The lesson's warehouse, copied, with the graded collection and its run "run" imported and built."""
+    folder = tmp_path_factory.mktemp("graded")
+    warehouse = lesson.copy(folder)
+    db = ["--db", str(warehouse.db_path)]
+    qrels = folder / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, judged in GRADED_QRELS.items() for d, g in judged.items()))
+    run = folder / "run.txt"
+    run.write_text("".join(f"{q} Q0 {d} {rank} {100 - rank} run\n"
+                           for q, docs in GRADED_RANKINGS.items() for rank, d in enumerate(docs, start=1)))
+    assert cli(["import", "--collection", "graded", "--qrels", str(qrels), *db]) == 0
+    assert cli(["import", "--collection", "graded", "--run", str(run), "--run-id", "run", *db]) == 0
+    warehouse.build()
+    return warehouse
+
+
 def main(args: list[str]) -> int:
     return cli(["export", *args])
+
+
+def trec_export(warehouse: Warehouse, collection_id: str, run_id: str, *args: str) -> str:
+    result = run_cli("export", "--format", "trec", "--out", "-", "--db", str(warehouse.db_path),
+                     "--collection", collection_id, "--run-id", run_id, *args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +105,7 @@ def test_files_round_trip_to_the_marts(built: Warehouse, tmp_path: Path, file_fo
     args = ["--format", file_format, "--out", str(out), "--db", str(built.db_path)]
     assert main(args) == 0
     assert main([*args, *RUN]) == 0  # a re-run overwrites the files
+    assert {"measure_catalog", "question_measures", "run_measures"} <= set(TABLES)
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{table}.{file_format}" for table in TABLES)
     reader = "read_parquet('{}')"
     if file_format == "csv":  # a quoted empty field is an empty string, an unquoted one null: as COPY wrote them
@@ -86,39 +132,123 @@ def test_filters_keep_only_the_named_run(built: Warehouse, tmp_path: Path) -> No
             with duckdb.connect() as con:
                 path = tmp_path / collection / "question_metrics.csv"
                 assert con.execute(f"select count(*) from read_csv('{path}')").fetchall() == [(expected_rows,)]
+                (catalog,) = built.rows("select count(*) from measure_catalog")[0]
+                path = tmp_path / collection / "measure_catalog.csv"  # not filtered: it has no collection
+                assert UNFILTERED == ("measure_catalog",)
+                assert con.execute(f"select count(*) from read_csv('{path}')").fetchall() == [(catalog,)]
 
 
-def test_trec_layout(trec_text: str) -> None:
-    rows = parse(trec_text)
-    lines = trec_text.splitlines()
-    assert f"{'P_2':<22}\tfree_plan_cost\t0.0000" in lines
-    assert f"{'recip_rank':<22}\tall\t0.8000" in lines
-    assert f"{'num_q':<22}\tall\t9" in lines
+def trec_eval_names(warehouse: Warehouse, collection_id: str, run_id: str) -> list[str]:
+    """The run's trec_eval measure names (measure_catalog.reference), in trec_eval's print order."""
+    names = warehouse.rows(
+        "select measures.measure, measures.k, measures.measure_name from run_measures as measures "
+        "inner join measure_catalog as catalog on measures.measure = catalog.measure "
+        "where collection_id = ? and run_id = ? and catalog.reference = 'trec_eval'",
+        [collection_id, run_id],
+    )
+
+    def position(row: tuple) -> tuple[int, int, str]:  # iprec_at_recall_0.50 is in the family iprec_at_recall
+        measure, k, name = row
+        family = IPREC if measure.startswith(f"{IPREC}_") else measure
+        return (TREC_EVAL_ORDER.index(family), k or 0, name)
+
+    return [name for *_, name in sorted(names, key=position)]
+
+
+@pytest.mark.parametrize("collection_id, run_id", [("docent", "keyword_overlap"), ("graded", "run")])
+def test_trec_layout(graded: Warehouse, collection_id: str, run_id: str) -> None:
+    text = trec_export(graded, collection_id, run_id)
+    rows = parse(text)
+    names = trec_eval_names(graded, collection_id, run_id)
+    catalog = graded.rows("select takes_cutoff from measure_catalog where reference = 'trec_eval'")
+    assert {"P_2", "ndcg_cut_3", "map_cut_1", "success_3", "iprec_at_recall_0.50", "11pt_avg", "bpref", "set_F",
+            "gm_map", "num_rel_ret"} <= set(names)
+    assert len(names) == sum(len(KS) if takes_cutoff else 1 for (takes_cutoff,) in catalog)  # all, at every k
+    per_question = [name for name in names if name not in ONLY_IN_ALL]
+    averaged = sorted(q for (q,) in graded.rows(
+        "select distinct question_id from question_measures where collection_id = ? and run_id = ? and is_averaged",
+        [collection_id, run_id],
+    ))
     questions = [qid for _, qid, _ in rows if qid != "all"]
-    assert len(questions) == 9 * len(PER_QUESTION_ORDER)
-    assert questions == sorted(questions)  # questions sorted, each one's lines together
-    for start in range(0, len(questions), len(PER_QUESTION_ORDER)):
-        assert [m for m, _, _ in rows[start:start + len(PER_QUESTION_ORDER)]] == PER_QUESTION_ORDER
-    assert [m for m, qid, _ in rows[len(questions):] if qid == "all"] == ["num_q", *PER_QUESTION_ORDER]
+    assert questions == [q for q in averaged for _ in per_question]  # sorted, each question's lines together
+    for start in range(0, len(questions), len(per_question)):
+        assert [m for m, _, _ in rows[start:start + len(per_question)]] == per_question
+    assert [m for m, qid, _ in rows[len(questions):] if qid == "all"] == ["num_q", *names]
+    assert len(rows) == len(questions) + 1 + len(names)
+    for measure, _, value in rows:
+        assert re.fullmatch(r"\d+" if measure in COUNTS else r"\d+\.\d{4}", value), (measure, value)
 
 
-def test_trec_values_equal_pytrec_eval(built: Warehouse, trec_text: str) -> None:
-    with built.connect() as con:
-        qrels, run = warehouse_inputs(con, "docent", "keyword_overlap")
-    reference = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES).evaluate(run)
+def test_trec_all_lines_are_run_measures(graded: Warehouse) -> None:
+    for collection_id, run_id in (("docent", "keyword_overlap"), ("graded", "run")):
+        ours = {measure: value for measure, qid, value in parse(trec_export(graded, collection_id, run_id))
+                if qid == "all"}
+        run_measures = graded.rows(
+            "select measure_name, value, aggregation, n_questions from run_measures "
+            "where collection_id = ? and run_id = ? and measure in "
+            "(select measure from measure_catalog where reference = 'trec_eval')",
+            [collection_id, run_id],
+        )
+        expected = {name: f"{value:.0f}" if aggregation == "sum" else f"{value:.4f}"
+                    for name, value, aggregation, _ in run_measures}  # fmt: skip
+        expected["num_q"] = str(run_measures[0][3])
+        assert ours == expected
+    assert ours["num_q"] == "5" and ours["num_rel"] == "7" and ours["num_ret"] == "15"  # graded: q9 is ignored
+
+
+def pytrec_eval_values(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str) -> dict[str, dict[str, float]]:
+    """pytrec_eval's value of every trec_eval measure of the catalog for every question the run averages, as
+    trec_eval -c gives them (a question missing from the run: the values of an empty ranking)."""
+    qrels = warehouse_inputs(con, collection_id, run_id)[0] if collection_id == "docent" else GRADED_QRELS
+    run: TrecRun = {}
+    for question_id, doc_id, rank in con.execute(
+        "select question_id, doc_id, rank from raw.rankings where collection_id = ? and run_id = ?",
+        [collection_id, run_id],
+    ).fetchall():
+        run.setdefault(question_id, {})[doc_id] = -float(rank)  # trec_eval's order is the warehouse's rank
+    catalog = con.execute("select measure, takes_cutoff from measure_catalog where reference = 'trec_eval'").fetchall()
+    cutoffs = ",".join(map(str, KS))
+    measures = {  # pytrec_eval's iprec_at_recall gives all 11 levels
+        f"{measure}.{cutoffs}" if takes_cutoff else IPREC if measure.startswith(IPREC) else measure
+        for measure, takes_cutoff in catalog
+    }
+    assert {measure.split(".")[0] for measure in measures} <= set(pytrec_eval.supported_measures)
+    evaluated = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    averaged = [q for (q,) in con.execute(
+        "select distinct question_id from question_measures where collection_id = ? and run_id = ? and is_averaged",
+        [collection_id, run_id],
+    ).fetchall()]
+    return {q: evaluated.get(q) or empty_ranking_values(qrels[q], KS, Settings()) for q in averaged}
+
+
+@pytest.mark.parametrize("collection_id, run_id", [("docent", "keyword_overlap"), ("graded", "run")])
+def test_trec_values_equal_pytrec_eval(graded: Warehouse, collection_id: str, run_id: str) -> None:
+    with graded.connect() as con:
+        reference = pytrec_eval_values(con, collection_id, run_id)
+    names = trec_eval_names(graded, collection_id, run_id)
 
     def printed(measure: str, value: float) -> str:
-        return str(int(value)) if measure.startswith("num_") else f"{value:.4f}"
+        return f"{value:.0f}" if measure in COUNTS else f"{value:.4f}"
 
-    expected = {(m, q): printed(m, v) for q, values in reference.items() for m, v in values.items()}
-    for measure in PER_QUESTION_ORDER:
+    expected = {(m, q): printed(m, values[m]) for q, values in reference.items() for m in names
+                if m not in ONLY_IN_ALL}  # fmt: skip
+    for measure in names:
         values = [reference[q][measure] for q in reference]
-        total = sum(values) if measure.startswith("num_") else sum(values) / len(values)  # trec_eval -c
+        if measure == "gm_map":  # per question ln(max(AP, 1e-5)); `all`: exp of their mean
+            total = math.exp(sum(values) / len(values))
+        else:
+            total = sum(values) if measure in COUNTS else sum(values) / len(values)  # trec_eval -c
         expected[(measure, "all")] = printed(measure, total)
     expected[("num_q", "all")] = str(len(reference))
-    ours = {(measure, qid): value for measure, qid, value in parse(trec_text)}
-    assert len(ours) == len(parse(trec_text))  # no (measure, qid) twice
+    rows = parse(trec_export(graded, collection_id, run_id))
+    ours = {(measure, qid): value for measure, qid, value in rows}
+    assert len(ours) == len(rows)  # no (measure, qid) twice
     assert ours == expected
+    if collection_id == "graded":  # the cases are there: a miss, graded gains, -c's empty ranking
+        assert reference.keys() == {"q1", "q2", "q3", "q4", "q5"}
+        assert ours[("num_rel", "q4")] == "1" and ours[("num_ret", "q4")] == "0"
+        assert len({ours[("ndcg_cut_3", q)] for q in reference}) >= 3
+        assert 0 < float(ours[("bpref", "q1")]) < 1 and 0 < float(ours[("iprec_at_recall_0.50", "q1")]) < 1
 
 
 def test_trec_digits_and_stdout(built: Warehouse, trec_text: str) -> None:

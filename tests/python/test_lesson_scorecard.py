@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -17,12 +18,13 @@ LESSON_RANKS = {
     "scale_backup_retention": 1, "sdk_api_key_variable": 1, "error_401": 1, "deletion_grace_period": 1,
     "free_plan_cost": 5,
 }
+# the lesson's means (0.889, 0.444, 0.807, 0.800 at k = 2), each with its 95% bootstrap interval (run_measures)
 LESSON_SCORECARD = """\
 docent / keyword_overlap  (retriever keyword_overlap, 9 questions)
-k=1   Recall@1=0.667   Precision@1=0.667   NDCG@1=0.667
-k=2   Recall@2=0.889   Precision@2=0.444   NDCG@2=0.807
-k=3   Recall@3=0.889   Precision@3=0.296   NDCG@3=0.807
-MRR (rank-independent) = 0.800"""
+k=1   Recall@1=0.667 [0.333, 0.889]   Precision@1=0.667 [0.333, 0.889]   NDCG@1=0.667 [0.333, 0.889]
+k=2   Recall@2=0.889 [0.667, 1.000]   Precision@2=0.444 [0.333, 0.500]   NDCG@2=0.807 [0.585, 0.959]
+k=3   Recall@3=0.889 [0.667, 1.000]   Precision@3=0.296 [0.222, 0.333]   NDCG@3=0.807 [0.585, 0.959]
+MRR (rank-independent) = 0.800 [0.600, 0.944]"""
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +36,24 @@ def built(lesson: Warehouse) -> Warehouse:
 def test_scorecard_prints_the_lessons_table(built: Warehouse) -> None:
     with built.connect() as con:
         assert scorecard(con) == LESSON_SCORECARD
+
+
+def test_scorecard_intervals_are_run_measures(built: Warehouse) -> None:
+    """Each printed interval is run_measures' (ci_low, ci_high), around the printed run_metrics mean."""
+    printed = re.findall(r"(Recall|Precision|NDCG)@(\d)=(\S+) \[(\S+), (\S+)\]", LESSON_SCORECARD)
+    printed += [("MRR", None, *re.search(r"= (\S+) \[(\S+), (\S+)\]", LESSON_SCORECARD).groups())]
+    assert len(printed) == 10
+    measures = {"Recall": ("recall", "recall"), "Precision": ("P", "precision"), "NDCG": ("ndcg_cut", "ndcg"),
+                "MRR": ("recip_rank", "mrr")}
+    for label, k, value, low, high in printed:
+        measure, column = measures[label]
+        (mean,) = built.rows(f"select {column} from run_metrics where k = ?", [int(k or 1)])[0]
+        (ci_low, ci_high) = built.rows(
+            "select ci_low, ci_high from run_measures where measure = ? and k is not distinct from ?",
+            [measure, None if k is None else int(k)],
+        )[0]
+        assert (value, low, high) == (f"{mean:.3f}", f"{ci_low:.3f}", f"{ci_high:.3f}"), (label, k)
+        assert ci_low <= mean <= ci_high, (label, k)
 
 
 def test_first_relevant_ranks_are_the_lessons(built: Warehouse) -> None:

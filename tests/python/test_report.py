@@ -1,8 +1,10 @@
 """`retrieval-metrics report` on the Docent warehouse: the files, the numbers, no external resources, and a real render in
-headless Chromium (skipped without Chromium unless CI is set, where a missing browser fails the test)."""
+headless Chromium (skipped without Chromium unless CI is set, where a missing browser fails the test); then the judged
+coverage warning, on a collection built to trigger it at one k and not at the others."""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -14,11 +16,13 @@ import pytest
 
 from conftest import REPO_ROOT, Warehouse
 from retrieval_metrics.cli import main as cli
+from retrieval_metrics.report import coverage_warnings
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 # docent / keyword_overlap at k = 2, as the lesson prints them: Recall, Precision, NDCG, MRR
-LESSON_AT_2 = ["0.889", "0.444", "0.807", "0.800"]
+LESSON_AT_2 = {"Recall@2": "0.889", "Precision@2": "0.444", "NDCG@2": "0.807", "MRR": "0.800"}
+WARNING = re.compile(r'<p class="coverage-warning" data-run="([^"]+)" data-k="(\d+)">Warning: (.*?)\.</p>')
 
 
 def chromium_binary() -> str:
@@ -48,6 +52,19 @@ def report(args: list[str]) -> int:
     return cli(["report", *args])
 
 
+def table_row(page: str, row_attributes: str) -> dict[str, str]:
+    """The cells of the table row whose opening tag starts with `<tr {row_attributes}`, keyed by the headers of
+    its table."""
+    for table in re.findall(r"<table>.*?</table>", page, re.DOTALL):
+        row = re.search(rf"<tr {re.escape(row_attributes)}[^>]*>(.*?)</tr>", table, re.DOTALL)
+        if row is not None:
+            headers = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", table)  # not <thead>
+            cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))
+            assert len(headers) == len(cells), row_attributes
+            return dict(zip(headers, cells))
+    raise AssertionError(f"no row {row_attributes}")
+
+
 @pytest.mark.dbt
 @pytest.mark.slow
 def test_report_files_numbers_and_rendering(every_retriever: Warehouse, tmp_path: Path) -> None:
@@ -67,11 +84,34 @@ def test_report_files_numbers_and_rendering(every_retriever: Warehouse, tmp_path
         assert 'src="data:image/png;base64,' in tag, tag[:120]
     assert f'data-charts-total="{len(pngs)}"' in page
 
-    # the lesson's numbers, in the keyword_overlap row of the k = 2 leaderboard
-    row = re.search(r'<tr data-run="keyword_overlap" data-k="2"[^>]*>(.*?)</tr>', page, re.DOTALL)
-    assert row is not None
-    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))
-    assert cells[3:7] == LESSON_AT_2  # Recall@2, Precision@2, NDCG@2, MRR
+    # the lesson's numbers, in the keyword_overlap row of the k = 2 leaderboard, and Judged@2 beside NDCG@2
+    row = table_row(page, 'data-run="keyword_overlap" data-k="2"')
+    assert {header: row[header] for header in LESSON_AT_2} == LESSON_AT_2
+    headers = list(row)
+    assert headers[headers.index("NDCG@2") + 1] == "Judged@2"
+    with warehouse.connect() as con:
+        judged = dict(con.execute(
+            "select run_id, value from run_measures where collection_id = 'docent' and measure_name = 'Judged@2'"
+        ).fetchall())
+        compared = con.execute(
+            "select run_id, measure_name, mean_difference, effect_size from run_comparisons "
+            "where collection_id = 'docent'"
+        ).fetchall()
+        (names_per_run,) = con.execute(  # every compared measure, once per k (3 of them) if it takes one
+            "select sum(case when takes_cutoff then 3 else 1 end) from measure_catalog where is_compared"
+        ).fetchone()
+    assert row["Judged@2"] == f"{judged['keyword_overlap']:.3f}" == "0.444"  # only relevant docs are judged
+    for run_id, value in judged.items():
+        assert table_row(page, f'data-run="{run_id}" data-k="2"')["Judged@2"] == f"{value:.3f}"
+    # every run_comparisons row, by measure name, with its effect size
+    assert len(compared) == 3 * names_per_run  # three runs against the baseline
+    for run_id, measure_name, difference, effect in compared:
+        cells = table_row(page, f'data-run="{run_id}" data-measure="{html.escape(measure_name)}"')
+        assert cells["measure"] == html.escape(measure_name)
+        assert cells["mean difference"] == f"{difference:+.3f}"
+        assert cells["effect size"] == ("n/a" if effect is None else f"{effect:+.3f}")
+    # the 11-point interpolated precision-recall curve is one of the charts
+    assert re.search(r'<img id="chart-docent-precision-recall" data-chart="precision-recall"', page)
     assert "plans (rank 5) [free, meridian] was outranked by errors" in page
     # self-contained: no reference to anything on the network
     assert "http://" not in page and "https://" not in page
@@ -112,3 +152,78 @@ def test_report_refuses_a_missing_database_or_marts(tmp_path: Path, capsys: pyte
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "run_metrics" in error and "make build" in error
     assert not out.exists()
+
+
+# A collection built for the coverage warning: every question judges r (relevant) and n1..n3 (not relevant).
+# The baseline ranks judged docs only; "covered" reorders them (NDCG changes, coverage does not); "sparse" puts
+# an unjudged doc first for one question of five: Judged@1 0.80 against 1.00 (20 points: a warning), Judged@2
+# 0.90 (10 points: none), Judged@3 0.93 (none).
+SPARSE_QUESTIONS = ["s1", "s2", "s3", "s4", "s5"]
+SPARSE_RUNS = {
+    "keyword_overlap": {q: ["r", "n1", "n2", "n3"] for q in SPARSE_QUESTIONS},
+    "covered": {q: ["n1", "r", "n2", "n3"] for q in SPARSE_QUESTIONS},
+    "sparse": {q: (["u1", "r", "n1", "n2"] if q == "s1" else ["r", "n1", "n2", "n3"]) for q in SPARSE_QUESTIONS},
+}
+
+
+@pytest.mark.dbt
+@pytest.mark.slow
+def test_the_coverage_warning_fires_only_where_judged_coverage_differs(lesson: Warehouse, tmp_path: Path) -> None:
+    # the lesson alone: one run, nothing compared, no warning
+    assert report(["--db", str(lesson.db_path), "--out", str(tmp_path / "lesson")]) == 0
+    assert "coverage-warning" not in (tmp_path / "lesson" / "index.html").read_text(encoding="utf-8")
+
+    warehouse = lesson.copy(tmp_path / "sparse")
+    db = ["--db", str(warehouse.db_path)]
+    qrels = tmp_path / "qrels.txt"
+    judged = ("r", "n1", "n2", "n3")
+    qrels.write_text("".join(f"{q} 0 {doc} {int(doc == 'r')}\n" for q in SPARSE_QUESTIONS for doc in judged))
+    assert cli(["import", "--collection", "sparse", "--qrels", str(qrels), *db]) == 0
+    for run_id, rankings in SPARSE_RUNS.items():
+        run = tmp_path / f"{run_id}.txt"
+        run.write_text("".join(f"{q} Q0 {doc} {rank} {10 - rank} {run_id}\n"
+                               for q, docs in rankings.items() for rank, doc in enumerate(docs, start=1)))
+        assert cli(["import", "--collection", "sparse", "--run", str(run), "--run-id", run_id, *db]) == 0
+    warehouse.build()
+    judged = dict(warehouse.rows("select run_id || '@' || k, run_mean from run_comparisons "
+                                 "where collection_id = 'sparse' and measure = 'Judged'"))
+    assert judged == pytest.approx({"covered@1": 1.0, "covered@2": 1.0, "covered@3": 1.0,
+                                    "sparse@1": 0.8, "sparse@2": 0.9, "sparse@3": 14 / 15}, abs=1e-12)
+    ndcg = dict(warehouse.rows("select run_id, mean_difference from run_comparisons "
+                               "where collection_id = 'sparse' and measure_name = 'ndcg_cut_1'"))
+    assert ndcg["covered"] == pytest.approx(-1.0) and ndcg["sparse"] == pytest.approx(-0.2)
+
+    out = tmp_path / "report"
+    assert report([*db, "--out", str(out)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert WARNING.findall(page) == [(
+        "sparse", "1", "sparse and keyword_overlap differ in judged coverage at k=1 by 20 points (0.80 vs 1.00): "
+        "their NDCG difference may reflect missing judgments, not retrieval",
+    )]
+    sparse_section = page[page.index('<section id="collection-sparse">'):]
+    assert WARNING.search(sparse_section) and not WARNING.search(page[:page.index('<section id="collection-sparse">')])
+
+
+def test_coverage_warning_wording_and_threshold() -> None:
+    """More than 10 points warns, in words; 10 points (up to float noise) or another measure does not."""
+    with duckdb.connect() as con:
+        con.execute(
+            "create table run_comparisons (collection_id varchar, run_id varchar, baseline_run_id varchar, "
+            "measure varchar, k integer, run_mean double, baseline_mean double)"
+        )
+        con.execute(
+            """
+            insert into run_comparisons values
+                ('c', 'bm25', 'keyword_overlap', 'Judged', 10, 0.62, 0.48),
+                ('c', 'bm25', 'keyword_overlap', 'Judged', 5, 0.3, 0.4),
+                ('c', 'dense', 'keyword_overlap', 'Judged', 10, 0.4, 0.3),
+                ('c', 'dense', 'keyword_overlap', 'ndcg_cut', 10, 0.9, 0.1),
+                ('other', 'bm25', 'keyword_overlap', 'Judged', 10, 0.9, 0.1)
+            """
+        )
+        assert 0.4 - 0.3 > 0.1  # the float noise the threshold must not trip on
+        warnings = coverage_warnings(con, "c")
+    assert [(w["run_id"], w["k"], w["text"]) for w in warnings] == [(
+        "bm25", 10, "bm25 and keyword_overlap differ in judged coverage at k=10 by 14 points (0.62 vs 0.48): "
+        "their NDCG difference may reflect missing judgments, not retrieval",
+    )]
