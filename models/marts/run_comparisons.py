@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 KEYS = ["collection_id", "run_id", "baseline_run_id", "measure_name"]
+TIE_TOLERANCE = 1e-12  # the tie_tolerance() macro: differences this small are float noise
 
 
 def mean_difference(run, baseline, axis):
@@ -37,7 +38,8 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
     differences = run - baseline
     n = len(differences)
     t_statistic = t_p_value = effect_size = None
-    if n >= 2 and np.ptp(differences) > 0:  # a t-test (and the effect size) needs variation in the differences
+    # a t-test (and the effect size) needs the differences to vary by more than float noise
+    if n >= 2 and np.ptp(differences) > TIE_TOLERANCE:
         t = stats.ttest_rel(run, baseline)
         t_statistic, t_p_value = float(t.statistic), float(t.pvalue)
         effect_size = float(differences.mean() / differences.std(ddof=1))
