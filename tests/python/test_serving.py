@@ -132,7 +132,9 @@ def test_a_failed_build_leaves_the_serving_copy_untouched(lesson: Warehouse, tmp
     before, stat_before = digest(serving), serving.stat()
 
     # other cutoffs rebuild the marts in the build file, then fail the lesson's golden-value tests
-    failed = run_cli("build", "--quiet", "--vars", "{k_values: [1, 5]}", "--select", "question_metrics+", env=env)
+    failed = run_cli(
+        "build", "--quiet", "--vars", "{k_values: [1, 5]}", "--select", "int_run_questions_measured_at_k+", env=env
+    )
     assert failed.returncode != 0
     assert failed.stderr.strip().splitlines()[-1] == (
         f"retrieval-metrics build: error: dbt build failed (exit {failed.returncode}); {serving} left as it was"
