@@ -29,9 +29,12 @@ RUN_FIELDS = ["question_id", "q0", "doc_id", "file_rank", "score", "tag"]
 QRELS_FIELDS = ["question_id", "iteration", "doc_id", "relevance"]
 NUMBER = re.compile(r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)(e[+-]?[0-9]+)?|inf|infinity)$", re.IGNORECASE)
 INTEGER = re.compile(r"^[+-]?[0-9]+$")
-# SQL twins of NUMBER and of is_grade: DuckDB's casts alone also accept '1_000' and 'nan', and as an integer
-# '3.0', '1e2' and '0x1'
-SQL_BAD_SCORE = "(try_cast(score as double) is null or isnan(try_cast(score as double)) or contains(score, '_'))"
+# SQL twins of NUMBER and of is_grade: DuckDB's casts alone also accept '1_000', '+-1' and 'nan', and as an
+# integer '3.0', '1e2' and '0x1'
+SQL_BAD_SCORE = (
+    "(try_cast(score as double) is null or isnan(try_cast(score as double)) or contains(score, '_') "
+    "or starts_with(score, '+-'))"
+)
 SQL_BAD_GRADE = "(not regexp_full_match(relevance, '[+-]?[0-9]+') or try_cast(relevance as integer) is null)"
 BLANKS = " \t\r"  # what separates fields, in the careful read
 CSV_OPTIONS = "header = false, quote = '', escape = '', auto_detect = false"
@@ -51,25 +54,42 @@ TREC_ORDER = "partition by question_id order by cast(score as float) desc, doc_i
 EXTRA_TEXT_LINES = "run_extra_text_lines"
 
 
+def fields_of(line: str) -> list[str]:
+    """A line's fields as the careful read splits them (on BLANKS only: not on every blank str.split knows)."""
+    return [part for part in re.split(f"[{BLANKS}\n]+", line) if part]
+
+
 def first_match(path: Path, matches: Callable[[list[str]], bool]) -> tuple[int, list[str]] | None:
-    """The 1-based number and the whitespace-split fields of the first non-blank line whose fields satisfy
+    """The 1-based number and the fields (fields_of) of the first non-blank line whose fields satisfy
     `matches`."""
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
-            parts = line.split()
+            parts = fields_of(line)
             if parts and matches(parts):
                 return number, parts
     return None
 
 
 def line_of(path: Path, matches: Callable[[list[str]], bool]) -> int | None:
-    """1-based number of the first non-blank line whose whitespace-split fields satisfy `matches`."""
+    """1-based number of the first non-blank line whose fields (fields_of) satisfy `matches`."""
     found = first_match(path, matches)
     return found[0] if found else None
 
 
 def at(path: Path, line: int | None) -> str:
     return f"{path}:{line}" if line else str(path)
+
+
+def unreadable(path: Path, error: duckdb.Error) -> InputError:
+    """The error for a file that DuckDB cannot read line by line: it names the first line that is not UTF-8 text,
+    else passes on DuckDB's first line."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return InputError(f"{path}:{number}: not UTF-8 text")
+    return InputError(f"{path}: {str(error).splitlines()[0]}")
 
 
 def is_grade(text: str) -> bool:
@@ -117,7 +137,8 @@ def load_fields(
     whether it did.
 
     Fast path: csv_source. Files that mix tabs and runs of spaces go through a regex split of each line
-    instead. Blank lines are skipped. Returns the row count.
+    instead (each line read whole: its delimiter is the line break, which no line holds; not strict, so that
+    LF and CRLF line ends may mix). Blank lines are skipped. Returns the row count.
     """
     reader, irregular = csv_source(path, fields, trailing_text)
     clean = False
@@ -133,15 +154,18 @@ def load_fields(
     if not clean:
         n = len(fields)
         parts = ", ".join(f"parts[{fields.index(f) + 1}] as {f}" for f in keep)
-        con.execute(
-            f"""
-            create or replace temp table {table}_lines as
-            select string_split_regex(trim(line, {sql_literal(BLANKS)}), '[{BLANKS}]+') as parts
-            from read_csv({sql_literal(path)}, delim = '\x1f', columns = {{'line': 'varchar'}}, {CSV_OPTIONS},
-                strict_mode = true)
-            where trim(coalesce(line, ''), {sql_literal(BLANKS)}) <> ''
-            """
-        )
+        try:
+            con.execute(
+                f"""
+                create or replace temp table {table}_lines as
+                select string_split_regex(trim(line, {sql_literal(BLANKS)}), '[{BLANKS}]+') as parts
+                from read_csv({sql_literal(path)}, delim = '\n', columns = {{'line': 'varchar'}}, {CSV_OPTIONS},
+                    strict_mode = false)
+                where trim(coalesce(line, ''), {sql_literal(BLANKS)}) <> ''
+                """
+            )
+        except duckdb.Error as exc:
+            raise unreadable(path, exc) from None
         too_few = f"len(parts) < {n}" if trailing_text else f"len(parts) <> {n}"
         if con.execute(f"select count(*) from {table}_lines where {too_few}").fetchone()[0]:
             line = line_of(path, lambda p: len(p) < n or (len(p) > n and not trailing_text))
@@ -270,7 +294,7 @@ def one_pass_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
 def run_tag(path: Path) -> str:
     """The run's tag: the 6th field of its first non-blank line, the name of the system that produced it."""
     with path.open(encoding="utf-8", errors="replace") as handle:
-        return next(line for line in handle if line.strip()).split()[:6][-1]
+        return next(fields for fields in map(fields_of, handle) if fields)[:6][-1]
 
 
 def ranked_rows(run_rows: str) -> str:

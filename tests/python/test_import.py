@@ -6,12 +6,16 @@ The command runs in-process (cli.main): no dbt, except the one test that builds 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
+import pytrec_eval
 
-from conftest import Warehouse
+from conftest import REPO_ROOT, Warehouse
+from retrieval_metrics import trec
 from retrieval_metrics.cli import main
 from retrieval_metrics.importing import CarefulReadNeeded, ImportRequest, write
 from retrieval_metrics.warehouse import transaction
@@ -96,8 +100,11 @@ ONE_PASS = [("07", "d1", 1), ("1", "d1", 1), ("1", "d2", 2)]
     [
         ("1 Q0 d2 1 5e-1 t\n1 Q0 d1 2 1.0 t\n07 Q0 d1 1 -3 t\n", ONE_PASS),
         ("1\tQ0\td1\t1\t1.0\tt\n1\tQ0\td2\t2\t0.5\tt\n07\tQ0\td1\t1\t-3\tt\n", ONE_PASS),
+        ("1 Q0 d2 1 5e-1 t\n1 Q0 d1 2 1.0 t x\n07 Q0 d1 1 -3 t two more\n", ONE_PASS),  # text after the tag
+        ("1 Q0 d1 1 1 t\n1 Q0 d2 2 inf t\n", [("1", "d1", 2), ("1", "d2", 1)]),  # trec_eval's atof reads "inf"
         (RUN, None),  # tabs and runs of spaces mixed: re-split line by line
-        ("1 Q0 d1 1 1 t\n1 Q0 d2 2 inf t\n", None),
+        ("1 Q0 d1 1 1 t \n", None),  # a blank after the tag: nothing after it, or more text after more blanks?
+        ("1 Q0 d1 1 nan t\n", None),
         ("1 Q0 d1 1 1 t\n1 Q0 d1 2 0 t\n", None),  # a duplicate
         ("1 Q0 d1 1 1 t\n1 Q0 d2 2\n", None),
     ],
@@ -121,9 +128,9 @@ def test_one_pass_read_takes_clean_runs_and_leaves_the_rest_to_the_careful_read(
 
 BAD_RUNS = [
     ("1 Q0 d1 1 1.0\n", "run.txt:1: expected 6 fields"),
-    ("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 0.5 t extra\n", "run.txt:2: expected 6 fields"),
-    ("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 high t\n", "run.txt:2: score 'high' is not a finite number"),
-    ("1 Q0 d1 1 nan t\n", "run.txt:1: score 'nan' is not a finite number"),
+    ("1 Q0 d1 1 1.0 t extra\n1 Q0 d2 2 0.5\n", "run.txt:2: expected 6 fields"),
+    ("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 high t\n1 Q0 d3 3 nan t\n", "run.txt:2: score 'high' is not a number"),
+    ("1 Q0 d1 1 nan t\n", "run.txt:1: score 'nan' is not a number"),
     ("1 Q0 d1 1 1 t\n1 Q0 d2 2 1 t\n1 Q0 d1 3 0 t\n", "run.txt:3: duplicate document in run for question '1', doc 'd1'"),
     ("", "run.txt: empty file"),
     ("\n  \n", "run.txt: empty file"),
@@ -231,3 +238,206 @@ def test_bad_beir_folders_are_refused(
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(ERROR) and message in err, err
     assert warehouse.rows("select count(*) from information_schema.tables where table_schema = 'raw'") == [(0,)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# File conformance: what trec_eval takes is imported as trec_eval reads it, what it refuses is refused with one
+# line naming the file and line, and no file ends in a traceback.
+
+
+@pytest.fixture
+def careful_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The run files the careful read (trec.read_run) was called on during the test: the one-pass read took the
+    others."""
+    calls: list[Path] = []
+    read_run = trec.read_run
+
+    def spy(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+        calls.append(path)
+        return read_run(con, path)
+
+    monkeypatch.setattr(trec, "read_run", spy)
+    return calls
+
+
+def write_run(path: Path, lines: list[str], careful: bool) -> Path:
+    """A run file; `careful`: its first line's blanks made tabs (the rest has spaces), which only the careful read
+    takes."""
+    first = lines[0].replace(" ", "\t") if careful else lines[0]
+    path.write_text("".join(line + "\n" for line in [first, *lines[1:]]))
+    return path
+
+
+@pytest.mark.parametrize("careful", [False, True], ids=["one pass", "careful read"])
+def test_text_after_the_sixth_field_is_ignored_and_counted(
+    loaded: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str], careful_reads: list[Path], careful: bool
+) -> None:
+    # 5000 lines (DuckDB reads 2048 to a vector), every third with text after the tag, the first one among them
+    lines = [f"q{i % 7} Q0 d{i} {i} {i % 13 / 4} tagB" for i in range(5000)]
+    noted = [line + (" note: 2 more words" if i % 3 == 0 else "") for i, line in enumerate(lines)]
+    db = ["--db", str(loaded.db_path)]
+    for run_id, run_lines in [("plain", lines), ("noted", noted)]:
+        path = write_run(tmp_path / f"{run_id}.txt", run_lines, careful)
+        assert import_trec(["--collection", "tiny", "--run", str(path), "--run-id", run_id, *db]) == 0
+    assert len(careful_reads) == (2 if careful else 0)
+    assert capsys.readouterr().out.splitlines() == [
+        "retrieval-metrics import: collection tiny: run plain: 5000 ranked docs",
+        "retrieval-metrics import: collection tiny: run noted: 5000 ranked docs "
+        "(1667 lines carried text after the 6th field, ignored as trec_eval does)",
+    ]
+    ranked = "select question_id, doc_id, rank, score from raw.rankings where run_id = ? order by all"
+    assert loaded.rows(ranked, ["noted"]) == loaded.rows(ranked, ["plain"])
+    assert loaded.rows("select retriever from raw.runs where run_id = 'noted'") == [("tagB",)]  # the 6th field
+
+
+def test_negative_grades_are_kept_as_written(warehouse: Warehouse, tmp_path: Path) -> None:
+    # to trec_eval a negative grade is a doc in the pool but not judged: never relevant, left out by -J and
+    # bpref (test_trec_agreement pins that); the measures read it from the grade, kept as written
+    (tmp_path / "qrels.txt").write_text("1 0 a -1\n1 0 b -2\n1 0 c 1\n1 0 d -0\n1 0 e +2\n1 0 f -2147483648\n")
+    qrels = ["--qrels", str(tmp_path / "qrels.txt")]
+    assert import_trec(["--collection", "neg", *qrels, "--db", str(warehouse.db_path)]) == 0
+    assert warehouse.rows("select doc_id, relevance from raw.qrels order by doc_id") == [
+        ("a", -1), ("b", -2), ("c", 1), ("d", 0), ("e", 2), ("f", -(2**31))
+    ]
+
+
+def trec_eval_ranks(scores: dict[str, float]) -> dict[str, int]:
+    """Each doc's rank in trec_eval's ranking of one question's scores: pytrec_eval's recip_rank when that doc
+    alone is relevant."""
+    values = pytrec_eval.RelevanceEvaluator({doc: {doc: 1} for doc in scores}, {"recip_rank"}).evaluate(
+        {doc: scores for doc in scores}
+    )
+    return {doc: round(1 / values[doc]["recip_rank"]) for doc in scores}
+
+
+BEYOND_FLOAT = {  # doc -> its score as written
+    # no 32-bit float holds these: trec_eval ranks them all as +infinity, tied, docno descending
+    "rel": "3e39", "zzz": "1e39", "big": "1e400", "inf": "inf", "over": "3.4028236e38",
+    "half": "3.4028235677973366e38",  # float max + half its last step: rounded to even, that is up: infinity
+    # these round to the float max, and tie
+    "max": "3.4028235e38", "max2": "3.40282356e38", "below_half": "3.4028235677973362e38",
+    "one": "1",
+    "tiny": "1e-40",  # a float (subnormal), above 0
+    "zero": "0", "minus_zero": "-0", "under": "1e-50", "under2": "1e-400",  # all 0 as floats, tied
+    "low": "-3.4028235e38",
+    "neg": "-1e39", "neg2": "-Infinity", "neg3": "-1e400",  # -infinity, tied
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("careful", [False, True], ids=["one pass", "careful read"])
+def test_scores_beyond_float_range_are_ranked_as_infinity_as_trec_eval_ranks_them(
+    loaded: Warehouse, tmp_path: Path, careful_reads: list[Path], careful: bool
+) -> None:
+    path = write_run(tmp_path / "run.txt", [f"1 Q0 {doc} 1 {score} t" for doc, score in BEYOND_FLOAT.items()], careful)
+    run = ["--run", str(path), "--run-id", "far"]
+    assert import_trec(["--collection", "tiny", *run, "--db", str(loaded.db_path)]) == 0
+    assert len(careful_reads) == careful
+    rows = loaded.rows("select doc_id, rank, score from raw.rankings where run_id = 'far'")
+    ours = {doc: rank for doc, rank, _ in rows}
+    atof = {doc: float(score) for doc, score in BEYOND_FLOAT.items()}  # Python's float() reads as C's atof does
+    assert ours == trec_eval_ranks(atof)
+    # the issue's case: "rel" (3e39) and "zzz" (1e39) tie at infinity (with 4 more), and "zzz" goes first
+    assert ours["zzz"] == 1 and ours["rel"] == 2
+    assert pytrec_eval.RelevanceEvaluator({"1": {"rel": 1}}, {"P.1"}).evaluate({"1": atof})["1"]["P_1"] == 0
+    # the score kept is the one ranked: as written, or infinity where no float holds it
+    with np.errstate(over="ignore"):
+        expected = {doc: x if np.isfinite(np.float32(x)) else math.copysign(math.inf, x) for doc, x in atof.items()}
+    assert {doc: score for doc, _, score in rows} == expected
+
+
+NASTY_RUN_LINES = [  # the second line of a run after "1 Q0 a 1 1 t": None if it is imported, else the error
+    ("1 Q0 b 2 inf t", None),  # atof reads infinity
+    ("1 Q0 b 2 -Infinity t", None),
+    ("1 Q0 b 2 1e400 t", None),  # beyond a double too: atof reads infinity
+    ("1 Q0 b 2 -1e400 t", None),
+    ("1 Q0 b 2 1e-400 t", None),  # below a double's least: atof reads 0
+    ("1 Q0 b 2 +.5E-3 t", None),
+    ("\t1 Q0 b 2 1 t\t", None),  # blanks around the line
+    ("1\tQ0 b  2\t1   t  # a comment", None),  # blanks mixed, text after the tag
+    ("1 Q0 b 2 1 t\r", None),  # a CRLF line end
+    ("1 Q0 b 2 NaN t", "score 'NaN' is not a number"),  # atof reads NaN, which trec_eval's sort has no place for
+    ("1 Q0 b 2 -nan t", "score '-nan' is not a number"),
+    ("1 Q0 b 2 infinite t", "score 'infinite' is not a number"),  # atof reads "inf" and drops the rest
+    ("1 Q0 b 2 high t", "score 'high' is not a number"),  # atof reads 0
+    ("1 Q0 b 2 1.5x t", "score '1.5x' is not a number"),  # atof reads 1.5
+    ("1 Q0 b 2 0x10 t", "score '0x10' is not a number"),  # atof reads 16
+    ("1 Q0 b 2 1_000 t", "score '1_000' is not a number"),  # atof reads 1, DuckDB alone 1000
+    ("1 Q0 b 2 +-1 t", "score '+-1' is not a number"),  # atof reads 0, DuckDB alone -1
+    ("1 Q0 b 2 1e t", "score '1e' is not a number"),
+    ("1 Q0 b 2 . t", "score '.' is not a number"),
+    ("1 Q0 b 2 \u0663 t", "score '\u0663' is not a number"),  # a digit, but not an ASCII one
+    ("1 Q0 b 2 1.0", "expected 6 fields"),  # trec_eval: "Malformed line"
+    ("1 Q0 b 2 1.0 ", "expected 6 fields"),  # nor is a blank a tag
+    ("1 Q0 b", "expected 6 fields"),
+    ("1 Q0 a 2 0 t", "duplicate document in run for question '1', doc 'a'"),
+    ("1 Q0 b\udc80 2 1 t", "not UTF-8 text"),  # (a lone byte 0x80)
+    ("1 Q0 b 2\r1 t", "expected 6 fields"),  # DuckDB and Python break the line there (trec_eval: a blank)
+    ("1 Q0 b 2 1 t\x1fx", None),  # a control character is text, in either read
+    ("1 Q0 b 2\t1 t\x1fx", None),
+]
+
+NASTY_QRELS_LINES = [  # the second line of a qrels file after "1 0 a 1": None if it is imported, else the error
+    ("1 0 b -1", None),  # to trec_eval: in the pool, not judged; kept as written
+    ("1 0 b +2", None),
+    ("1 0 b 007", None),
+    ("\t1 0 b 1\r", None),
+    ("1 0 b 1.5", "relevance '1.5' is not an integer"),  # atol reads 1
+    ("1 0 b 1e2", "relevance '1e2' is not an integer"),  # atol reads 1, DuckDB alone 100
+    ("1 0 b 0x1", "relevance '0x1' is not an integer"),  # atol reads 0, DuckDB alone 1
+    ("1 0 b high", "relevance 'high' is not an integer"),  # atol reads 0
+    ("1 0 b \u0663", "relevance '\u0663' is not an integer"),
+    ("1 0 b 3000000000", "relevance '3000000000' is not a 32-bit integer"),
+    ("1 0 b 1 extra", "expected 4 fields"),  # trec_eval: "Malformed line", unlike text after a run's tag
+    ("1 0 b", "expected 4 fields"),
+    ("1 0 a 2", "duplicate judgment for question '1', doc 'a'"),
+    ("1 0 b\udc80 1", "not UTF-8 text"),
+]
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """One warehouse for the nasty lines, with collection tiny's judgments (QRELS): each case imports its own run
+    of it, or its own collection."""
+    folder = tmp_path_factory.mktemp("nasty")
+    (folder / "qrels.txt").write_text(QRELS)
+    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb")
+    qrels = ["--qrels", str(folder / "qrels.txt")]
+    assert import_trec(["--collection", "tiny", *qrels, "--db", str(warehouse.db_path)]) == 0
+    return warehouse
+
+
+NASTY = [("run", *case) for case in NASTY_RUN_LINES] + [("qrels", *case) for case in NASTY_QRELS_LINES]
+
+
+@pytest.mark.parametrize(
+    ("number", "kind", "line", "message"),
+    [(number, *case) for number, case in enumerate(NASTY)],
+    ids=[f"{kind}-{line!r}" for kind, line, _ in NASTY],
+)
+def test_nasty_lines_are_imported_as_trec_eval_reads_them_or_refused_on_one_line(
+    judged: Warehouse,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    number: int,
+    kind: str,
+    line: str,
+    message: str | None,
+) -> None:
+    first = "1 Q0 a 1 1 t" if kind == "run" else "1 0 a 1"
+    path = tmp_path / f"{kind}.txt"
+    path.write_bytes(f"{first}\n{line}\n".encode("utf-8", errors="surrogateescape"))
+    key = f"nasty{number}"  # the case's own run of collection tiny, or its own collection
+    if kind == "run":
+        args, written = ["--collection", "tiny", "--run", str(path), "--run-id", key], "raw.rankings where run_id = ?"
+    else:
+        args, written = ["--collection", key, "--qrels", str(path)], "raw.qrels where collection_id = ?"
+    before = dump(judged)
+    code = import_trec([*args, "--db", str(judged.db_path)])
+    err = capsys.readouterr().err
+    if message is None:
+        assert code == 0, err
+        assert judged.rows(f"select question_id, doc_id from {written} order by all", [key]) == [("1", "a"), ("1", "b")]
+    else:
+        assert code == 2 and err.count("\n") == 1 and err.startswith(ERROR), err
+        assert f"{path}:2: {message}" in err, err
+        assert dump(judged) == before
