@@ -154,8 +154,9 @@ def curve_charts(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[Cha
         fig.legend(loc="outside lower center", ncol=min(len(runs) + 1, 3), frameon=False)
         note = " The dashed black line is the ceiling: the mean over questions of min(n_relevant, k) / k." \
             if metric == "precision" else ""
-        charts.append(Chart(collection_id, metric, f"{label} for every run of {collection_id} at k = "
-                            f"{', '.join(map(str, ks))}", f"{label}: one line per run; identical runs overlap (concentric markers).{note}", png(fig)))
+        title = f"{label} for every run of {collection_id} at k = {', '.join(map(str, ks))}"
+        caption = f"{label}: one line per run; identical runs overlap (concentric markers).{note}"
+        charts.append(Chart(collection_id, metric, title, caption, png(fig)))
     return charts
 
 

@@ -1,29 +1,31 @@
 """One row per (collection, run, measure name) averaged over questions: the 95% bootstrap confidence interval
 of the run's value, resampling its averaged questions with replacement (scipy.stats.bootstrap, percentile
-method, var bootstrap_resamples resamples, var bootstrap_seed for every interval, so that a build is
-reproducible). The statistic is the run's aggregation: the mean, or for geometric_mean measures (gm_map) exp of
-the mean of the per-question logs. Sums (num_ret, ...) have no interval. An interval needs two questions."""
+method, var bootstrap_resamples resamples, var bootstrap_seed, so that a build is reproducible). One bootstrap
+per run covers all its measures at once: each resample draws one set of questions for every measure. The
+statistic is the run's aggregation: the mean, or for geometric_mean measures (gm_map) exp of the mean of the
+per-question logs. Sums (num_ret, ...) have no interval, and neither has a run of one question."""
 
 import numpy as np
 import pandas as pd
 
-KEYS = ["collection_id", "run_id", "measure_name"]
+COLUMNS = ["collection_id", "run_id", "measure_name", "ci_low", "ci_high"]
 
 
-def interval(values: np.ndarray, geometric: bool, n_resamples: int, seed: int) -> tuple[float, float]:
+def intervals(values: pd.DataFrame, geometric: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, ...]:
+    """(low, high) per row of `values` (measure names x questions)."""
     from scipy import stats  # here, not at the top: importing it costs ~0.6 s
 
-    if len(values) < 2:
-        return (np.nan, np.nan)
-    if np.ptp(values) == 0:  # every resample has the same mean: scipy would warn and give nan
-        value = float(np.exp(values[0]) if geometric else values[0])
-        return (value, value)
-    statistic = (lambda x, axis: np.exp(np.mean(x, axis=axis))) if geometric else np.mean
+    def statistic(sample: np.ndarray, axis: int) -> np.ndarray:
+        means = np.mean(sample, axis=axis)
+        means[geometric] = np.exp(means[geometric])
+        return means
+
+    matrix = values.to_numpy(dtype=float)
     result = stats.bootstrap(
-        (values,), statistic, n_resamples=n_resamples, confidence_level=0.95, method="percentile",
-        vectorized=True, batch=max(1, 10_000_000 // len(values)), random_state=np.random.default_rng(seed),
+        (matrix,), statistic, axis=-1, n_resamples=n_resamples, confidence_level=0.95, method="percentile",
+        vectorized=True, batch=max(1, 20_000_000 // matrix.size), random_state=np.random.default_rng(seed),
     )  # fmt: skip
-    return (float(result.confidence_interval.low), float(result.confidence_interval.high))
+    return result.confidence_interval.low, result.confidence_interval.high
 
 
 def model(dbt, session):
@@ -33,11 +35,16 @@ def model(dbt, session):
     aggregations = dbt.ref("measure_catalog").df().set_index("measure")["aggregation"]
     measured = dbt.ref("question_measures").df()
     measured = measured[measured["is_averaged"] & measured["measure"].map(aggregations).ne("sum")]
-    measured = measured.sort_values([*KEYS, "question_id"], kind="mergesort")
-    rows = []
-    for (collection_id, run_id, measure_name), group in measured.groupby(KEYS, sort=True):
-        geometric = aggregations[group["measure"].iloc[0]] == "geometric_mean"
-        low, high = interval(group["value"].to_numpy(dtype=float), geometric, n_resamples, seed)
-        rows.append((collection_id, run_id, measure_name, low, high))
-    result = pd.DataFrame(rows, columns=[*KEYS, "ci_low", "ci_high"])
-    return result.astype({"ci_low": "float64", "ci_high": "float64"})
+    frames = []
+    for (collection_id, run_id), run in measured.groupby(["collection_id", "run_id"], sort=True):
+        values = run.pivot(index="measure_name", columns="question_id", values="value")
+        values = values.sort_index(axis=0).sort_index(axis=1)
+        if values.shape[1] < 2:
+            continue
+        measures = run.drop_duplicates("measure_name").set_index("measure_name")["measure"].reindex(values.index)
+        geometric = (measures.map(aggregations) == "geometric_mean").to_numpy()
+        low, high = intervals(values, geometric, n_resamples, seed)
+        frames.append(pd.DataFrame({"collection_id": collection_id, "run_id": run_id,
+                                    "measure_name": values.index, "ci_low": low, "ci_high": high}))
+    result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    return result[COLUMNS].astype({"ci_low": "float64", "ci_high": "float64"})
