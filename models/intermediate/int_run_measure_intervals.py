@@ -23,7 +23,7 @@ def intervals(values: pd.DataFrame, geometric: np.ndarray, n_resamples: int, see
     matrix = values.to_numpy(dtype=float)
     result = stats.bootstrap(
         (matrix,), statistic, axis=-1, n_resamples=n_resamples, confidence_level=0.95, method="percentile",
-        vectorized=True, batch=max(1, 20_000_000 // matrix.size), random_state=np.random.default_rng(seed),
+        vectorized=True, batch=max(1, 2_000_000 // matrix.size), random_state=np.random.default_rng(seed),
     )  # fmt: skip
     return result.confidence_interval.low, result.confidence_interval.high
 
