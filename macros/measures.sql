@@ -19,7 +19,7 @@
       description  one line: the formula (docs/measures.md explains the conventions)
     The order is trec_eval's (its -q output), then ir_measures' measures.
     Adding a measure: one dict here, one line in docs/measures.md, one case in the unit tests
-    (models/marts/_marts__models.yml) and its reference's name in tests/python/trec_reference.py. -#}
+    (models/intermediate/_intermediate__models.yml) and its reference's name in tests/python/trec_reference.py. -#}
 {% macro measure_registry() -%}
     {%- set relevant_count = "count(case when is_relevant then 1 end)" -%}
     {%- set ap = "case when num_rel > 0 then " ~ rank_sum(
