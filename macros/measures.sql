@@ -22,6 +22,8 @@
     (models/intermediate/_intermediate__models.yml) and its reference's name in tests/python/trec_reference.py. -#}
 {% macro measure_registry() -%}
     {%- set relevant_count = "count(case when is_relevant then 1 end)" -%}
+    {%- set recall = "case when num_rel > 0 then cast(" ~ relevant_count ~ " as double) / num_rel else 0.0 end" -%}
+    {%- set ndcg = "case when ideal_dcg > 0 then " ~ linear_dcg() ~ " / ideal_dcg else 0.0 end" -%}
     {%- set ap = "case when num_rel > 0 then " ~ rank_sum(
         "case when is_relevant then cast(relevant_so_far as double) / position else 0.0 end") ~ " / num_rel else 0.0 end" -%}
     {%- set measures = [
@@ -81,20 +83,17 @@
          "question_metrics_column": "precision", "run_metrics_column": "precision",
          "description": "relevant in the top k / k (k even when fewer were retrieved)"},
         {"name": "recall", "column": "recall", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true,
-         "sql": "case when num_rel > 0 then cast(" ~ relevant_count ~ " as double) / num_rel else 0.0 end",
+         "compared": true, "sql": recall,
          "question_metrics_column": "recall", "run_metrics_column": "recall",
          "description": "relevant in the top k / num_rel"},
         {"name": "11pt_avg", "column": "avg_11pt", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": "(" ~ iprec_sums | join(" + ") ~ ") / 11.0",
          "description": "mean of the 11 iprec_at_recall values"},
         {"name": "ndcg", "column": "ndcg", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true,
-         "sql": "case when ideal_dcg > 0 then " ~ rank_sum("gain / " ~ log2("position + 1")) ~ " / ideal_dcg else 0.0 end",
+         "compared": true, "sql": ndcg,
          "description": "NDCG over the whole ranking (no cutoff): linear gain, log2(rank + 1) discount, ideal over every judged grade"},
         {"name": "ndcg_cut", "column": "ndcg_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true,
-         "sql": "case when ideal_dcg > 0 then " ~ rank_sum("gain / " ~ log2("position + 1")) ~ " / ideal_dcg else 0.0 end",
+         "compared": true, "sql": ndcg,
          "question_metrics_column": "ndcg", "run_metrics_column": "ndcg",
          "description": "DCG@k / ideal DCG@k: linear gain (the grade), log2(rank + 1) discount"},
         {"name": "map_cut", "column": "map_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
@@ -109,8 +108,7 @@
          "sql": "case when num_ret > 0 then cast(" ~ relevant_count ~ " as double) / num_ret else 0.0 end",
          "description": "precision of the whole retrieved set: num_rel_ret / num_ret"},
         {"name": "set_recall", "column": "set_recall", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
-         "compared": true,
-         "sql": "case when num_rel > 0 then cast(" ~ relevant_count ~ " as double) / num_rel else 0.0 end",
+         "compared": true, "sql": recall,
          "description": "recall of the whole retrieved set: num_rel_ret / num_rel"},
         {"name": "set_F", "column": "set_f", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true,
@@ -163,6 +161,11 @@
 {#- A Python string as a SQL string literal. -#}
 {% macro sql_string(text) -%}
     '{{ text | replace("'", "''") }}'
+{%- endmacro %}
+
+{#- DCG over the question's documents the measure reads (its top k, or all): linear gain, log2 discount. -#}
+{% macro linear_dcg() -%}
+    {{ rank_sum('gain / ' ~ log2('position + 1')) }}
 {%- endmacro %}
 
 {#- A sum over one question's documents in rank order (position), 0 when it has none. -#}

@@ -63,7 +63,7 @@ select
     question_id,
     k,
     cast(count(case when is_relevant then 1 end) as integer) as relevant_retrieved_at_k,
-    cast({{ rank_sum('gain / ' ~ log2('position + 1')) }} as double) as dcg,
+    cast({{ linear_dcg() }} as double) as dcg,
     cast(ideal_dcg as double) as ideal_dcg,
     {%- for measure in measures_at_k(true) %}
     cast({{ measure.sql }} as double) as {{ measure.column }}{% if not loop.last %},{% endif %}
