@@ -91,3 +91,13 @@
 {% macro duckdb__file_row_number() -%}
     row_number() over ()
 {%- endmacro %}
+
+{#- A hash of a set of rows (of `columns`), whatever their order: the XOR of the rows' 64-bit hashes, as text.
+    Cheap, one pass; it tells that a collection's judgments changed, not how. -#}
+{% macro unordered_hash_agg(columns) -%}
+    {{ return(adapter.dispatch('unordered_hash_agg', 'retrieval_metrics')(columns)) }}
+{%- endmacro %}
+
+{% macro default__unordered_hash_agg(columns) -%}
+    cast(bit_xor({{ row_hash(columns) }}) as varchar)
+{%- endmacro %}

@@ -70,8 +70,8 @@ def replace_run(con: duckdb.DuckDBPyConnection, run: Run, rows: str, params: Seq
     ).fetchone()
     con.execute(
         """
-        insert into raw.runs (collection_id, run_id, retriever, parameters, created_at)
-        values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp))
+        insert into raw.runs (collection_id, run_id, retriever, parameters, created_at, run_version)
+        values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp), cast(gen_random_uuid() as varchar))
         """,
         [*key, run.retriever, json.dumps(dict(run.parameters), sort_keys=True)],
     )

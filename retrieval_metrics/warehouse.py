@@ -37,6 +37,8 @@ create table if not exists raw.rankings (
     rank integer not null,
     score double
 );
+-- a new version at every write of the run: the per-run models recompute a run whose version changed
+alter table raw.runs add column if not exists run_version varchar;
 -- the question terms the doc matched, sorted and joined with ', ' (lexical retrievers; null otherwise)
 alter table raw.rankings add column if not exists matched_terms varchar;
 -- the dense retriever's cache of document embeddings: reused while the embedded text is unchanged

@@ -1,9 +1,10 @@
 -- One row per judged document a run retrieved for a question (any grade, negative included): the only ranking
 -- rows the measures read, with the running counts they need at the document's position.
+-- Computed per run: only the runs this build plans (macros/incremental_runs.sql), as in every per-run model.
 -- judged_docs_only (trec_eval -J): documents without a grade >= 0 are dropped and the rest re-ranked 1, 2, ...
 
 with rankings as (
-    select * from {{ ref('stg_raw__rankings') }}
+    {{ rows_of_planned_runs(ref('stg_raw__rankings')) }}
 ),
 
 qrels as (

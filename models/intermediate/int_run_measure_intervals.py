@@ -3,12 +3,17 @@ of the run's value, resampling its averaged questions with replacement (scipy.st
 method, var bootstrap_resamples resamples, var bootstrap_seed, so that a build is reproducible). One bootstrap
 per run covers all its measures at once: each resample draws one set of questions for every measure. The
 statistic is the run's aggregation: the mean, or for geometric_mean measures (gm_map) exp of the mean of the
-per-question logs. Sums (num_ret, ...) have no interval, and neither has a run of one question."""
+per-question logs. Sums (num_ret, ...) have no interval, and neither has a run of one question.
+Computed per run: only the runs this build plans (macros/incremental_runs.sql)."""
 
 import numpy as np
 import pandas as pd
 
-COLUMNS = ["collection_id", "run_id", "measure_name", "ci_low", "ci_high"]
+from retrieval_metrics.dbt_python import as_relation, rows_of_planned_runs
+
+COLUMN_TYPES = {"collection_id": "varchar", "run_id": "varchar", "measure_name": "varchar", "ci_low": "double",
+                "ci_high": "double"}
+
 
 
 def intervals(values: pd.DataFrame, geometric: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, ...]:
@@ -29,11 +34,11 @@ def intervals(values: pd.DataFrame, geometric: np.ndarray, n_resamples: int, see
 
 
 def model(dbt, session):
-    dbt.config(materialized="table")
+    dbt.config(materialized="incremental")  # per run, as dbt_project.yml says: Python models need it here too
     n_resamples = int(dbt.config.get("bootstrap_resamples"))
     seed = int(dbt.config.get("bootstrap_seed"))
     aggregations = dbt.ref("measure_catalog").df().set_index("measure")["aggregation"]
-    measured = dbt.ref("question_measures").df()
+    measured = rows_of_planned_runs(dbt.ref("question_measures"), dbt.source("build_state", "run_plans"), dbt.this)
     measured = measured[measured["is_averaged"] & measured["measure"].map(aggregations).ne("sum")]
     frames = []
     for (collection_id, run_id), run in measured.groupby(["collection_id", "run_id"], sort=True):
@@ -46,5 +51,5 @@ def model(dbt, session):
         low, high = intervals(values, geometric, n_resamples, seed)
         frames.append(pd.DataFrame({"collection_id": collection_id, "run_id": run_id,
                                     "measure_name": values.index, "ci_low": low, "ci_high": high}))
-    result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
-    return result[COLUMNS].astype({"ci_low": "float64", "ci_high": "float64"})
+    result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMN_TYPES))
+    return as_relation(session, result, COLUMN_TYPES)

@@ -2,11 +2,11 @@
 -- question's whole ranking, one column each.
 
 with run_questions as (
-    select * from {{ ref('int_run_questions_scaffolded') }}
+    {{ rows_of_planned_runs(ref('int_run_questions_scaffolded')) }}
 ),
 
 judged_docs as (
-    select * from {{ ref('int_judged_docs_retrieved') }}
+    {{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}
 ),
 
 ideal as (

@@ -3,7 +3,7 @@
 -- depends_on: {{ ref('int_judged_docs_retrieved') }} (read only under judged_docs_only)
 
 with runs as (
-    select * from {{ ref('stg_raw__runs') }}
+    {{ rows_of_planned_runs(ref('stg_raw__runs')) }}
 ),
 
 questions as (
@@ -16,7 +16,7 @@ retrieved_counts as (
         run_id,
         question_id,
         cast(count(*) as integer) as n_retrieved
-    from {{ ref('stg_raw__rankings') }}
+    from ({{ rows_of_planned_runs(ref('stg_raw__rankings')) }}) as rankings
     group by collection_id, run_id, question_id
 ),
 
@@ -27,7 +27,7 @@ ranked_counts as (
         run_id,
         question_id,
         cast(count(*) as integer) as n_ranked
-    from {{ ref('int_judged_docs_retrieved') }}
+    from ({{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}) as judged_docs
     group by collection_id, run_id, question_id
 ),
 {%- endif %}

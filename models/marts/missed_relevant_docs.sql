@@ -2,11 +2,11 @@
 -- where it sits instead, which docs outranked it, and what the question's shortfall costs the run's means.
 
 with question_metrics as (
-    select * from {{ ref('question_metrics') }}
+    {{ rows_of_planned_runs(ref('question_metrics')) }}
 ),
 
 run_metrics as (
-    select * from {{ ref('run_metrics') }}
+    {{ rows_of_planned_runs(ref('run_metrics')) }}
 ),
 
 questions as (
@@ -19,11 +19,11 @@ relevant_judgments as (
 ),
 
 judged_retrieved as (
-    select * from {{ ref('int_judged_docs_retrieved') }}
+    {{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}
 ),
 
 rankings as (
-    select * from {{ ref('stg_raw__rankings') }}
+    {{ rows_of_planned_runs(ref('stg_raw__rankings')) }}
 ),
 
 relevant_docs_at_k as (

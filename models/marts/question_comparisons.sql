@@ -13,6 +13,11 @@ with question_measures as (
         )
 ),
 
+-- the runs this build computes (macros/incremental_runs.sql); the baseline's values are read whatever it plans
+candidates as (
+    {{ rows_of_planned_runs('question_measures') }}
+),
+
 paired as (
     select
         candidate.collection_id,
@@ -25,7 +30,7 @@ paired as (
         candidate.value as run_value,
         baseline.value as baseline_value,
         candidate.value - baseline.value as difference
-    from question_measures as candidate
+    from candidates as candidate
     inner join question_measures as baseline
         on candidate.collection_id = baseline.collection_id
         and candidate.question_id = baseline.question_id

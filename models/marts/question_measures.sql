@@ -3,15 +3,15 @@
 -- a BI tool charts any measure with one query. k is null for the measures of the whole ranking.
 
 with whole_ranking as (
-    select * from {{ ref('int_run_questions_measured') }}
+    {{ rows_of_planned_runs(ref('int_run_questions_measured')) }}
 ),
 
 at_k as (
-    select * from {{ ref('int_run_questions_measured_at_k') }}
+    {{ rows_of_planned_runs(ref('int_run_questions_measured_at_k')) }}
 ),
 
 run_questions as (
-    select * from {{ ref('int_run_questions_scaffolded') }}
+    {{ rows_of_planned_runs(ref('int_run_questions_scaffolded')) }}
 ),
 
 {% for at_k_measures in [false, true] %}

@@ -3,15 +3,15 @@
 -- question_measures. Measures of the whole ranking repeat at every k.
 
 with run_questions as (
-    select * from {{ ref('int_run_questions_scaffolded') }}
+    {{ rows_of_planned_runs(ref('int_run_questions_scaffolded')) }}
 ),
 
 whole_ranking as (
-    select * from {{ ref('int_run_questions_measured') }}
+    {{ rows_of_planned_runs(ref('int_run_questions_measured')) }}
 ),
 
 at_k as (
-    select * from {{ ref('int_run_questions_measured_at_k') }}
+    {{ rows_of_planned_runs(ref('int_run_questions_measured_at_k')) }}
 )
 
 select

@@ -4,7 +4,7 @@
 -- mean (gm_map: exp of the mean of the per-question ln(max(AP, 0.00001))). Sums run in question_id order.
 
 with question_measures as (
-    select * from {{ ref('question_measures') }}
+    select * from ({{ rows_of_planned_runs(ref('question_measures')) }}) as planned_rows
     where is_averaged
 ),
 
@@ -13,7 +13,7 @@ catalog as (
 ),
 
 intervals as (
-    select * from {{ ref('int_run_measure_intervals') }}
+    {{ rows_of_planned_runs(ref('int_run_measure_intervals')) }}
 ),
 
 totals as (

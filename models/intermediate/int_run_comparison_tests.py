@@ -1,4 +1,5 @@
-"""One row per (collection, run, baseline, measure name): paired significance of the run against the baseline.
+"""One row per (collection, run, baseline, measure name): paired significance of the run against the baseline,
+before the multiple-comparison adjustment (run_comparisons adds Holm's across the runs).
 
 Paired over the questions both runs average (question_comparisons). Tests, from scipy:
   - paired t-test: scipy.stats.ttest_rel, two-sided;
@@ -7,12 +8,13 @@ Paired over the questions both runs average (question_comparisons). Tests, from 
     n_permutations resamples; exact (all 2^n flips) when 2^n <= n_permutations.
 Effect size: the paired standardized mean difference, mean(differences) / sd(differences) (ddof 1; Cohen's
 d_z), null when the differences do not vary.
-Holm-Bonferroni then adjusts each test's p-values within one family: the runs compared with the same baseline
-on the same measure name (one collection, one measure, one k); measures and cutoffs are not pooled.
+Computed per run: only the runs this build plans (macros/incremental_runs.sql).
 """
 
 import numpy as np
 import pandas as pd
+
+from retrieval_metrics.dbt_python import as_relation, rows_of_planned_runs
 
 KEYS = ["collection_id", "run_id", "baseline_run_id", "measure_name"]
 TIE_TOLERANCE = 1e-12  # the tie_tolerance() macro: differences this small are float noise
@@ -20,14 +22,6 @@ TIE_TOLERANCE = 1e-12  # the tie_tolerance() macro: differences this small are f
 
 def mean_difference(run, baseline, axis):
     return np.mean(run - baseline, axis=axis)
-
-
-def holm(p_values: pd.Series) -> pd.Series:
-    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1); missing p-values stay missing."""
-    present = p_values.dropna().sort_values(kind="mergesort")
-    m = len(present)
-    adjusted = np.minimum(1.0, np.maximum.accumulate([(m - i) * p for i, p in enumerate(present)]))
-    return pd.Series(adjusted, index=present.index).reindex(p_values.index)
 
 
 def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
@@ -72,25 +66,18 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
 
 
 def model(dbt, session):
-    dbt.config(materialized="table")
+    dbt.config(materialized="incremental")  # per run, as dbt_project.yml says: Python models need it here too
     n_permutations = int(dbt.config.get("n_permutations"))
     seed = int(dbt.config.get("permutation_seed"))
-    paired = dbt.ref("question_comparisons").df().sort_values([*KEYS, "question_id"], kind="mergesort")
+    paired = rows_of_planned_runs(dbt.ref("question_comparisons"), dbt.source("build_state", "run_plans"), dbt.this)
+    paired = paired.sort_values([*KEYS, "question_id"], kind="mergesort")
     rows = [
         {**dict(zip(KEYS, key)), "measure": group["measure"].iloc[0], "k": group["k"].iloc[0],
          **compare(group, n_permutations, seed)}
         for key, group in paired.groupby(KEYS, sort=True)
     ]
-    columns = [*KEYS, "measure", "k", "n_questions", "wins", "ties", "losses", "run_mean", "baseline_mean",
-               "mean_difference", "effect_size", "t_statistic", "t_p_value", "randomization_p_value",
-               "n_permutations", "is_exact_randomization"]
-    result = pd.DataFrame(rows, columns=columns)
-    family = ["collection_id", "baseline_run_id", "measure_name"]  # the runs compared with one baseline
-    for test in ("t", "randomization"):
-        column = f"{test}_p_value"
-        result[f"{column}_holm"] = result.groupby(family)[column].transform(holm) if len(result) else []
-    types = {"k": "Int32", "n_questions": "int32", "wins": "int32", "ties": "int32", "losses": "int32",
-             "n_permutations": "int64", "is_exact_randomization": "bool"}
-    floats = [c for c in result.columns
-              if c.endswith(("_mean", "_difference", "_size", "_statistic", "_value", "_holm"))]
-    return result.astype({**types, **{column: "float64" for column in floats}})
+    types = {**{key: "varchar" for key in KEYS}, "measure": "varchar", "k": "integer", "n_questions": "integer",
+             "wins": "integer", "ties": "integer", "losses": "integer", "run_mean": "double", "baseline_mean": "double",
+             "mean_difference": "double", "effect_size": "double", "t_statistic": "double", "t_p_value": "double",
+             "randomization_p_value": "double", "n_permutations": "bigint", "is_exact_randomization": "boolean"}
+    return as_relation(session, pd.DataFrame(rows, columns=list(types)), types)

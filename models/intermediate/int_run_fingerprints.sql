@@ -1,0 +1,47 @@
+-- One row per run: a fingerprint of the data its rows in the per-run models are computed from (the run's
+-- version, its collection's judgments and questions), with its parts. The per-run models add the baseline
+-- run's version, the settings and their own code, and compare the result with what they recorded
+-- (macros/incremental_runs.sql) to find the runs to compute.
+
+with runs as (
+    select * from {{ ref('stg_raw__runs') }}
+),
+
+judgment_versions as (
+    select
+        collection_id,
+        {{ unordered_hash_agg(['question_id', 'doc_id', 'relevance']) }} as judgments_hash
+    from {{ ref('int_qrels_unioned') }}
+    group by collection_id
+),
+
+question_versions as (
+    select
+        collection_id,
+        {{ unordered_hash_agg(['question_id', 'question_text']) }} as questions_hash
+    from {{ ref('int_questions_unioned') }}
+    group by collection_id
+),
+
+versioned as (
+    select
+        runs.collection_id,
+        runs.run_id,
+        runs.run_version,
+        concat_ws(
+            '/', coalesce(judgment_versions.judgments_hash, 'none'), coalesce(question_versions.questions_hash, 'none')
+        ) as collection_version
+    from runs
+    left join judgment_versions
+        on runs.collection_id = judgment_versions.collection_id
+    left join question_versions
+        on runs.collection_id = question_versions.collection_id
+)
+
+select
+    collection_id,
+    run_id,
+    cast(md5(concat_ws('|', run_version, collection_version)) as varchar) as fingerprint,
+    cast(run_version as varchar) as run_version,
+    cast(collection_version as varchar) as collection_version
+from versioned
