@@ -5,7 +5,7 @@
     corpus (a TREC-only collection has judgments and runs but no documents). -#}
 {% test composite_relationships(model, to, columns, within=none) %}
 select {% for column in columns %}child.{{ column }}{% if not loop.last %}, {% endif %}{% endfor %}
-from {{ model }} as child
+from (select * from {{ model }}) as child  -- model may be a filtered subquery (a test's `where`)
 left join {{ to }} as parent
     on {% for column in columns %}child.{{ column }} = parent.{{ column }}{% if not loop.last %} and {% endif %}{% endfor %}
 where parent.{{ columns[0] }} is null
