@@ -13,11 +13,14 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import duckdb
 
 from retrieval_metrics.warehouse import REPO_ROOT, InputError, database_error, database_path, serving_path, shown
+
+if TYPE_CHECKING:
+    from retrieval_metrics.importing import ImportRequest
 
 PROG = "retrieval-metrics"
 BENCHMARK = REPO_ROOT / "scripts" / "benchmark.py"
@@ -52,27 +55,74 @@ def import_(args: argparse.Namespace) -> str:
     from retrieval_metrics.importing import ImportRequest, import_collection
 
     request = ImportRequest(args.collection, args.qrels, args.beir, args.split, args.run, args.run_id)
-    return f"collection {args.collection}: {import_collection(database_path(args.db), request, f'{PROG} import')}"
+    desc = f"{PROG} import"
+    if not args.build:
+        return f"collection {args.collection}: {import_collection(database_path(args.db), request, desc)}"
+    return import_and_build(request, database_path(args.db), desc)
 
 
-def build(args: argparse.Namespace) -> str:
-    from retrieval_metrics.dbt_runner import run_dbt
-    from retrieval_metrics.serving import check_unlocked, publish
+def import_and_build(request: ImportRequest, database: Path, desc: str) -> str:
+    """`import` then `build`, in this process: dbt is loaded (imported, the project parsed) on this thread
+    while the import reads the file on another; then dbt builds what depends on the raw tables, without the
+    tests of what the import guarantees. The import commits first, as `import` alone does; a failed build
+    leaves it, and the serving copy, as they were, as `build` alone does."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
 
-    database = database_path().absolute()
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, IMPORT_GUARANTEES, InProcessDbt
+    from retrieval_metrics.importing import import_collection
+
+    request.check()
+    database, serving = build_paths(database)
+    check_unlocked(database)
+    dbt = InProcessDbt(database)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        imported = pool.submit(import_collection, database, request, desc)
+        dbt.load()
+        loaded = time.perf_counter() - started
+        summary = imported.result()  # the import's InputError, if any, before anything is built
+    import_seconds = time.perf_counter() - started
+    selection = ["--select", "source:raw+"] if is_built(database) else []
+    if not dbt.build([*selection, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES]):
+        raise CommandFailed(f"collection {request.collection_id}: {summary}; then dbt build failed; "
+                            f"{shown(serving)} left as it was", 1)  # fmt: skip
+    build_seconds = time.perf_counter() - started - import_seconds
+    published = publish_serving(database, serving)
+    return (f"collection {request.collection_id}: {summary}; built in {build_seconds:.1f} s after the import's "
+            f"{import_seconds:.1f} s (dbt loaded alongside in {loaded:.1f} s); {published}")  # fmt: skip
+
+
+def is_built(database: Path) -> bool:
+    """Whether every mart exists: a build of what depends on the raw tables is then enough."""
+    from retrieval_metrics.warehouse import MARTS, connect
+
+    with connect(database, read_only=True) as con:
+        present = {name for (name,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}  # fmt: skip
+    return set(MARTS) <= present
+
+
+def build_paths(database: Path) -> tuple[Path, Path]:
+    """The build database and its serving copy, absolute; InputError if they are the same file."""
+    database = database.absolute()
     serving = serving_path(database).absolute()
     if serving == database:
         raise InputError(f"the serving copy and the build database are the same file {shown(database)}: "
                          "set RETRIEVAL_SERVING_DB to another path")  # fmt: skip
-    check_unlocked(database)
-    code = run_dbt(["build", *args.dbt_args], database).returncode
-    if code != 0:
-        try:
-            check_unlocked(database)  # a reader that opened the file while dbt ran: say so in one line
-            reason = f"dbt build failed (exit {code})"
-        except duckdb.IOException as exc:
-            reason = database_error(database, exc)
-        raise CommandFailed(f"{reason}; {shown(serving)} left as it was", code)
+    return database, serving
+
+
+def check_unlocked(database: Path) -> None:
+    from retrieval_metrics.serving import check_unlocked as open_and_close
+
+    open_and_close(database)
+
+
+def publish_serving(database: Path, serving: Path) -> str:
+    """Publish the serving copy of a database just built; one line saying so."""
+    from retrieval_metrics.serving import publish
+
     try:
         size = publish(database, serving, os.environ.get("RETRIEVAL_SERVING_STORAGE_VERSION") or None)
     except duckdb.IOException:
@@ -81,6 +131,22 @@ def build(args: argparse.Namespace) -> str:
         raise InputError(f"could not publish {shown(serving)}: {str(exc).splitlines()[0]}; it was left as it was")
     return (f"published {shown(serving)} ({size / 2**20:.1f} MiB), a copy of {shown(database)}; "
             "BI tools and notebooks read it read-only")  # fmt: skip
+
+
+def build(args: argparse.Namespace) -> str:
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, run_dbt
+
+    database, serving = build_paths(database_path())
+    check_unlocked(database)
+    code = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *args.dbt_args], database).returncode
+    if code != 0:
+        try:
+            check_unlocked(database)  # a reader that opened the file while dbt ran: say so in one line
+            reason = f"dbt build failed (exit {code})"
+        except duckdb.IOException as exc:
+            reason = database_error(database, exc)
+        raise CommandFailed(f"{reason}; {shown(serving)} left as it was", code)
+    return publish_serving(database, serving)
 
 
 def scorecard(args: argparse.Namespace) -> str:
@@ -171,6 +237,8 @@ def parser() -> Parser:
     importing.add_argument("--split", default="test", help="BEIR qrels split (default: test)")
     importing.add_argument("--run", type=Path, help="TREC run file: qid Q0 docno rank score tag")
     importing.add_argument("--run-id", help="run id for --run (a plain identifier)")
+    importing.add_argument("--build", action="store_true",
+                           help="then build what depends on it and publish the serving copy, in this process")
     add_db(importing)
 
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read")

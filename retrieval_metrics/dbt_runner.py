@@ -42,3 +42,48 @@ def first_failure(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     found = next((match.group(0) for line in lines if (match := FAILED_NODE.search(line))), None)
     return found or (lines[-1] if lines else "no output")
+
+
+# What a build run by the commands leaves out: dbt's unit tests check the project's SQL, not the data (make test
+# runs them); under `import --build`, also the tests of what the import itself guarantees (tag guaranteed_by_import).
+COMMAND_BUILD_EXCLUDES = ["--exclude-resource-type", "unit_test"]
+IMPORT_GUARANTEES = ["--exclude", "tag:guaranteed_by_import"]
+
+
+class InProcessDbt:
+    """dbt in this process, through its programmatic runner: `load` imports dbt and parses the project (it can
+    run on one thread while another reads a file into DuckDB, which releases the GIL), `build` then runs on the
+    parsed project and releases the warehouse file when done."""
+
+    def __init__(self, database: Path) -> None:
+        self.database = database.absolute()
+        self.manifest: object | None = None
+
+    def args(self, command: str, *rest: str) -> list[str]:
+        project = str(project_dir())
+        return [command, "--project-dir", project, "--profiles-dir", project, *rest]
+
+    def load(self) -> None:
+        from dbt.cli.main import dbtRunner
+
+        os.environ["RETRIEVAL_DB"] = str(self.database)
+        result = dbtRunner().invoke(self.args("parse", "--quiet"))
+        if not result.success:
+            raise RuntimeError(f"dbt could not parse the project: {result.exception}")
+        self.manifest = result.result
+
+    def build(self, dbt_args: Sequence[str]) -> bool:
+        """dbt build with `dbt_args`; True if every node passed. dbt prints its own lines, as `dbt build` does."""
+        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+        from dbt.cli.main import dbtRunner
+
+        os.environ["RETRIEVAL_DB"] = str(self.database)
+        try:
+            return bool(dbtRunner(manifest=self.manifest).invoke(self.args("build", *dbt_args)).success)
+        finally:
+            # dbt-duckdb keeps the file open in this process (keep_open): close it, so that the serving copy can
+            # be published and a reader can open the file
+            with DuckDBConnectionManager._LOCK:
+                if DuckDBConnectionManager._ENV is not None:
+                    DuckDBConnectionManager._ENV.close()
+                    DuckDBConnectionManager._ENV = None

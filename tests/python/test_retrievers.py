@@ -523,6 +523,7 @@ def test_an_old_database_gains_matched_terms_and_keeps_named_column_inserts(less
     with duckdb.connect(str(warehouse.db_path)) as con:  # raw.rankings as it was before matched_terms
         con.execute("delete from raw.rankings; delete from raw.runs")
         con.execute("alter table raw.rankings drop column matched_terms")
+        con.execute("alter table raw.runs drop column run_version")  # and raw.runs before run versions
         con.execute("insert into raw.runs values ('docent', 'imported', 'trec', '{}', now()::timestamp)")
         con.execute("insert into raw.rankings values ('docent', 'imported', 'error_401', 'errors', 1, 2.5)")
     assert warehouse.rank("--retriever", "keyword_normalized").returncode == 0

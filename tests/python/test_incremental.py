@@ -1,0 +1,118 @@
+"""Incremental builds (docs/incremental.md): a build computes only the runs whose inputs changed, and after any
+sequence of imports, replacements, judgment edits, removals and setting changes, the incrementally built
+tables equal, value for value and bit for bit, those of a --full-refresh build of the same data."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import Warehouse
+from test_trec_agreement import make_collection
+
+pytestmark = pytest.mark.dbt
+
+# every table a per-run model fills, and the marts computed from them
+PER_RUN_TABLES = [
+    "intermediate.int_judged_docs_retrieved", "intermediate.int_run_questions_scaffolded",
+    "intermediate.int_run_questions_measured", "intermediate.int_run_questions_measured_at_k",
+    "intermediate.int_run_measure_intervals", "intermediate.int_run_comparison_tests",
+    "main.question_measures", "main.question_metrics", "main.run_measures", "main.question_comparisons",
+    "main.missed_relevant_docs", "main.run_metrics", "main.run_leaderboard", "main.run_comparisons",
+]  # fmt: skip
+OTHER_SETTINGS = '{"k_values": [1, 5], "relevance_level": 2, "baseline_run_id": "run0"}'
+
+
+def snapshot(warehouse: Warehouse) -> dict[str, list[tuple[str, ...]]]:
+    """Every row of every per-run table, sorted, each value as its repr (a float's repr gives back its bits)."""
+    with warehouse.connect() as con:
+        return {
+            table: [tuple(map(repr, row)) for row in con.execute(f"select * from {table} order by all").fetchall()]
+            for table in PER_RUN_TABLES
+        }
+
+
+def planned(warehouse: Warehouse, model: str = "question_measures") -> list[tuple[str, str]]:
+    """The runs `model` computed in the last build."""
+    return [tuple(row) for row in warehouse.rows(  # type: ignore[misc]
+        "select collection_id, run_id from build_state.run_plans where model_name = ? order by all", [model])]
+
+
+def assert_equals_full_refresh(warehouse: Warehouse, folder: Path, *vars_: str) -> None:
+    fresh = warehouse.copy(folder)
+    fresh.build("--full-refresh", *vars_)
+    incremental, full = snapshot(warehouse), snapshot(fresh)
+    for table in PER_RUN_TABLES:
+        assert incremental[table] == full[table], f"{table}: the incremental build differs from a full refresh"
+
+
+def import_(warehouse: Warehouse, *args: str) -> None:
+    result = warehouse.cli("import", "--collection", "gen", *args)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture(scope="module")
+def history(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> tuple[Warehouse, Path]:
+    folder = tmp_path_factory.mktemp("incremental")
+    qrels, runs = make_collection(random.Random(12), folder / "collection", n_runs=4)
+    warehouse = lesson.copy(folder / "warehouse")
+    import_(warehouse, "--qrels", str(qrels), "--run", str(runs[0]), "--run-id", "run0")
+    warehouse.build()
+    return warehouse, folder
+
+
+def test_a_new_run_is_the_only_one_computed(history: tuple[Warehouse, Path]) -> None:
+    warehouse, folder = history
+    assert planned(warehouse) == [("gen", "run0")]  # the lesson's run was built before the copy
+    _, runs = make_collection(random.Random(12), folder / "again", n_runs=4)
+    import_(warehouse, "--run", str(runs[1]), "--run-id", "run1")
+    warehouse.build()
+    assert planned(warehouse) == [("gen", "run1")]
+    warehouse.build()
+    assert planned(warehouse) == []  # nothing changed: nothing computed
+
+
+def test_incremental_builds_equal_a_full_refresh(history: tuple[Warehouse, Path], tmp_path: Path) -> None:
+    warehouse, folder = history
+    _, runs = make_collection(random.Random(12), folder / "runs", n_runs=4)
+    qrels, other_runs = make_collection(random.Random(99), folder / "edited", n_runs=2)
+    import_(warehouse, "--run", str(runs[2]), "--run-id", "run2")
+    import_(warehouse, "--run", str(runs[3]), "--run-id", "keyword_overlap")  # the baseline: gen's runs compared
+    warehouse.build()
+    assert planned(warehouse, "question_comparisons") == [("gen", run) for run in
+                                                          ["keyword_overlap", "run0", "run1", "run2"]]  # fmt: skip
+    import_(warehouse, "--run", str(other_runs[0]), "--run-id", "run2")  # a replaced run
+    warehouse.build()
+    assert planned(warehouse) == [("gen", "run2")]
+    assert_equals_full_refresh(warehouse, tmp_path / "after-replacement")
+
+    import_(warehouse, "--qrels", str(qrels))  # edited judgments: the collection's runs, not the lesson's
+    warehouse.build()
+    assert planned(warehouse) == [("gen", run) for run in ["keyword_overlap", "run0", "run1", "run2"]]
+    with duckdb.connect(str(warehouse.db_path)) as con:  # a run removed from the raw tables
+        con.execute("delete from raw.rankings where run_id = 'run1'")
+        con.execute("delete from raw.runs where run_id = 'run1'")
+    warehouse.build()
+    assert warehouse.rows("select count(*) from question_measures where run_id = 'run1'") == [(0,)]
+    assert_equals_full_refresh(warehouse, tmp_path / "after-edits")
+
+    warehouse.build("--vars", OTHER_SETTINGS)  # settings that change numbers: every run again
+    assert len(planned(warehouse)) == 4
+    assert_equals_full_refresh(warehouse, tmp_path / "other-settings", "--vars", OTHER_SETTINGS)
+
+
+def test_scoped_tests_check_only_the_runs_computed(history: tuple[Warehouse, Path]) -> None:
+    """A duplicate (question, doc) slipped into a stored run is not re-checked by a build that does not
+    compute that run, and is found by one that checks every run (test_all_runs)."""
+    warehouse, folder = history
+    copy = warehouse.copy(folder / "scoped")
+    with duckdb.connect(str(copy.db_path)) as con:
+        con.execute("insert into raw.rankings select * from raw.rankings where run_id = 'run0' limit 1")
+    copy.build("--vars", OTHER_SETTINGS)  # nothing to compute (the last build had these settings): nothing checked
+    assert planned(copy) == []
+    result = copy.dbt("build", "--vars", OTHER_SETTINGS.replace("{", '{"test_all_runs": true, ', 1))
+    failures = [r.node.name for r in result.result if str(r.status) == "fail"]
+    assert any(name.startswith("primary_key_stg_raw__rankings") for name in failures), failures
