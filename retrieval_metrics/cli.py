@@ -56,12 +56,14 @@ def import_(args: argparse.Namespace) -> str:
 
     request = ImportRequest(args.collection, args.qrels, args.beir, args.split, args.run, args.run_id)
     desc = f"{PROG} import"
+    if args.vars and not args.build:
+        raise InputError("--vars goes with --build: they are the build's dbt vars")
     if not args.build:
         return f"collection {args.collection}: {import_collection(database_path(args.db), request, desc)}"
-    return import_and_build(request, database_path(args.db), desc)
+    return import_and_build(request, database_path(args.db), desc, args.vars)
 
 
-def import_and_build(request: ImportRequest, database: Path, desc: str) -> str:
+def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars: str | None = None) -> str:
     """`import` then `build`, in this process: dbt is loaded (imported, the project parsed) on this thread
     while the import reads the file on another; then dbt builds what depends on the raw tables, without the
     tests of what the import guarantees. The import commits first, as `import` alone does; a failed build
@@ -84,7 +86,8 @@ def import_and_build(request: ImportRequest, database: Path, desc: str) -> str:
         summary = imported.result()  # the import's InputError, if any, before anything is built
     import_seconds = time.perf_counter() - started
     selection = ["--select", "source:raw+"] if is_built(database) else []
-    if not dbt.build([*selection, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES]):
+    settings = ["--vars", dbt_vars] if dbt_vars else []
+    if not dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES]):
         raise CommandFailed(f"collection {request.collection_id}: {summary}; then dbt build failed; "
                             f"{shown(serving)} left as it was", 1)  # fmt: skip
     build_seconds = time.perf_counter() - started - import_seconds
@@ -239,6 +242,7 @@ def parser() -> Parser:
     importing.add_argument("--run-id", help="run id for --run (a plain identifier)")
     importing.add_argument("--build", action="store_true",
                            help="then build what depends on it and publish the serving copy, in this process")
+    importing.add_argument("--vars", help="with --build: dbt vars for the build, e.g. '{k_values: [1, 10]}'")
     add_db(importing)
 
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read")
