@@ -1,6 +1,6 @@
 """One row per (collection, run, measure name) averaged over questions: the 95% bootstrap confidence interval
-of the run's value, resampling its averaged questions with replacement (scipy.stats.bootstrap, percentile
-method, var bootstrap_resamples resamples, var bootstrap_seed, so that a build is reproducible). One bootstrap
+of the run's value, resampling its averaged questions with replacement (scipy.stats.bootstrap's percentile
+method, computed here as a matrix product; var bootstrap_resamples resamples, var bootstrap_seed, so that a build is reproducible). One bootstrap
 per run covers all its measures at once: each resample draws one set of questions for every measure. The
 statistic is the run's aggregation: the mean, or for geometric_mean measures (gm_map) exp of the mean of the
 per-question logs. Sums (num_ret, ...) have no interval, and neither has a run of one question.
@@ -13,24 +13,34 @@ from retrieval_metrics.dbt_python import as_relation, rows_of_planned_runs
 
 COLUMN_TYPES = {"collection_id": "varchar", "run_id": "varchar", "measure_name": "varchar", "ci_low": "double",
                 "ci_high": "double"}
-
+BATCH_VALUES = 2_000_000  # values per batch of resamples, as the batch given to scipy.stats.bootstrap before
+COUNTS_PER_PRODUCT = 4_000_000  # question counts per matrix product (32 MB)
 
 
 def intervals(values: pd.DataFrame, geometric: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, ...]:
-    """(low, high) per row of `values` (measure names x questions)."""
-    from scipy import stats  # here, not at the top: importing it costs ~0.6 s
-
-    def statistic(sample: np.ndarray, axis: int) -> np.ndarray:
-        means = np.mean(sample, axis=axis)
-        means[geometric] = np.exp(means[geometric])
-        return means
-
+    """(low, high) per row of `values` (measure names x questions): the percentile bootstrap of
+    scipy.stats.bootstrap(method="percentile", vectorized, batch=BATCH_VALUES // values.size), with the same
+    resamples drawn from the same generator in the same batches (rng.integers(0, n, (batch, n))). Each
+    resample's means are computed at once for every measure, as the question counts times the values (one
+    matrix product per batch), instead of gathering 10,000 x 45 values per resample: the same intervals up
+    to floating-point rounding, a tenth of the time."""
     matrix = values.to_numpy(dtype=float)
-    result = stats.bootstrap(
-        (matrix,), statistic, axis=-1, n_resamples=n_resamples, confidence_level=0.95, method="percentile",
-        vectorized=True, batch=max(1, 2_000_000 // matrix.size), random_state=np.random.default_rng(seed),
-    )  # fmt: skip
-    return result.confidence_interval.low, result.confidence_interval.high
+    n = matrix.shape[1]
+    rng = np.random.default_rng(seed)
+    batch = max(1, BATCH_VALUES // matrix.size)
+    chunk = max(batch, COUNTS_PER_PRODUCT // n)  # resamples per matrix product: few, large products
+    means, counts = [], []
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        drawn = rng.integers(0, n, (size, n))  # row r: the questions of resample start + r
+        counts.append(np.bincount((np.arange(size)[:, None] * n + drawn).ravel(), minlength=size * n).reshape(size, n))
+        if sum(len(c) for c in counts) >= chunk or start + size >= n_resamples:
+            means.append(np.concatenate(counts).astype(float) @ matrix.T / n)
+            counts = []
+    statistic = np.concatenate(means).T  # measures x resamples
+    statistic[geometric] = np.exp(statistic[geometric])
+    low, high = np.quantile(statistic, [0.025, 0.975], axis=-1)
+    return low, high
 
 
 def model(dbt, session):
