@@ -1,8 +1,8 @@
 """Benchmark the warehouse against other evaluators on a generated TREC collection: wall time and peak RSS.
 
     python scripts/benchmark.py [--questions 10000] [--docs-per-question 1000] [--seed 7] [--workdir DIR]
-                                [--peers ours,pytrec_eval,ranx,duckdb_sql] [--baseline ours] [--markdown FILE]
-                                [--rounds 1]
+                                [--peers ours,ours_11th,pytrec_eval,ranx,duckdb_sql] [--baseline ours]
+                                [--markdown FILE] [--rounds 1] [--prior-runs 10]
 
 The collection (qrels.txt, run.txt) is generated once per (questions, docs per question, seed) under the work
 directory and reused. Each peer then runs in child processes of this one, --rounds times, the peers
@@ -10,13 +10,32 @@ interleaved (round 1: every peer, then round 2, ...) so that a noisy neighbour s
 is perf_counter around the child (the median round is reported), peak RSS its ru_maxrss from os.wait4 (the
 highest of the rounds). Peers:
 
-  ours         `retrieval-metrics import` (python -m retrieval_metrics import), then dbt build --select
-               source:raw+ (k = 1, 3, 10): everything the import changed, every mart and test. Two children,
-               times added, RSS the max. Untimed first: the lesson's run (`retrieval-metrics rank`) and a full
-               dbt build of the warehouse before the import (also dbt's parse cache)
+  ours         `retrieval-metrics import --build` (k = 1, 3, 10) into an empty warehouse: one process reads the
+               run and the qrels while dbt loads alongside, then builds everything (seeds included) and
+               publishes the serving copy. Timed: that whole child. The note splits it as the command's last
+               line does (import, dbt's load beside it, build, the rest: start-up and publishing) and adds
+               dbt's fixed cost: the wall time of `retrieval-metrics build --select source:raw+` right after,
+               with nothing to compute (untimed, once per benchmark, after its first round)
+  ours_11th    the same command adding the 11th run (run11) to a warehouse holding ten runs of the collection
+               (run01..run10, --prior-runs to change ten). That warehouse is built untimed, once, with
+               `import --build` run after run, and cached in the work directory, keyed by the collection's
+               parameters and a hash of the project (models, macros, seeds, tests, the package, the
+               versions of duckdb and dbt). Each round copies that file alone to the warehouse's path
+               (fsync'd) and times the command on the copy. Same split, dbt's fixed cost on the eleven-run
+               warehouse, and the ratio to ours (the per-run models are incremental: the target is <= 1.1x).
+               A default peer: its setup is paid once per project version, a round costs about what ours
+               does. Skipped when the warehouse would hold more than 150M run lines (at 100M run lines a
+               run, leave it out of --peers)
   pytrec_eval  read both files into dicts in Python, RelevanceEvaluator(...).evaluate(run), means
   ranx         Qrels/Run.from_file(kind="trec"), ranx.evaluate (numba cache warmed first, untimed)
   duckdb_sql   plain DuckDB SQL over both files: P@10 and NDCG@10, a floor for what raw SQL costs
+
+dbt's files: every ours child (ours, ours_11th's copy, its setup) builds at one path, warehouse.duckdb in the
+work directory, one at a time; the `import --build` children share one target directory (dbt_target), the
+`build` children another (dbt_target_build), each parsed once, untimed, before the rounds, as its command
+parses: every figure is a warm one, as a user's repeated commands are (dbt parses the whole project again
+when the vars or the profile, the warehouse's path included, differ from the last parse in a directory).
+Their RETRIEVAL_SERVING_DB is warehouse.serving.duckdb beside it (deleted after each round): never yours.
 
 The parent stays small on purpose (no numpy or duckdb import here; generation runs in a child too): a child
 started from a process that once held N MB reports ru_maxrss >= N, so a fat parent would inflate every peer.
@@ -29,9 +48,11 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -44,7 +65,11 @@ from typing import cast
 from retrieval_metrics.progress import interactive, progress
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PEERS = ("ours", "pytrec_eval", "ranx", "duckdb_sql")
+PEERS = ("ours", "ours_11th", "pytrec_eval", "ranx", "duckdb_sql")
+OURS = ("ours", "ours_11th")  # the peers that run the warehouse's own command
+DBT_VARS = "{k_values: [1, 3, 10]}"
+PRIOR_RUNS = 10  # ours_11th's warehouse holds this many runs before the timed one
+MAX_11TH_LINES = 150_000_000  # ours_11th is skipped when its warehouse would hold more run lines than this
 TOLERANCE = 1e-9
 JUDGED_FROM_RUN = 5  # judgment slots per question drawn from its ranking (duplicates dropped)
 UNRETRIEVED_SPREAD = 1000  # judged-but-never-retrieved docs sit just past a question's retrieved docs
@@ -198,13 +223,14 @@ def peer_duckdb_sql(qrels_path: Path, run_path: Path) -> dict[str, float]:
         return dict(zip([column[0] for column in cursor.description], row, strict=True))
 
 
-def ours_metrics(db_path: Path) -> dict[str, float]:
-    """The warehouse's run_metrics at k = 10 for the benchmark run (read after the timed build)."""
+def ours_metrics(db_path: Path, run_id: str = "bench_run") -> dict[str, float]:
+    """The warehouse's run_metrics at k = 10 for one run of the collection (read after the timed build)."""
     import duckdb
 
     with duckdb.connect(str(db_path), read_only=True) as con:
         row = con.execute(
-            "select ndcg, precision from run_metrics where collection_id = 'bench' and run_id = 'bench_run' and k = 10"
+            "select ndcg, precision from run_metrics where collection_id = 'bench' and run_id = ? and k = 10",
+            [run_id],
         ).fetchone()
     return {} if row is None else {"ndcg_cut_10": row[0], "P_10": row[1]}
 
@@ -213,7 +239,7 @@ CHILD_COMMANDS = {"pytrec_eval": peer_pytrec_eval, "ranx": peer_ranx, "duckdb_sq
 
 
 def child_main(argv: list[str]) -> int:
-    """`benchmark.py _peer NAME DATA_DIR`, `_generate DIR Q D SEED`, `_ours_metrics DB`: print JSON."""
+    """`benchmark.py _peer NAME DATA_DIR`, `_generate DIR Q D SEED`, `_ours_metrics DB [RUN_ID]`: print JSON."""
     command, *args = argv
     result: object
     if command == "_peer":
@@ -221,7 +247,7 @@ def child_main(argv: list[str]) -> int:
     elif command == "_generate":
         result = [str(p) for p in generate(Path(args[0]), int(args[1]), int(args[2]), int(args[3]))]
     else:
-        result = ours_metrics(Path(args[0]))
+        result = ours_metrics(Path(args[0]), *args[1:])
     print(json.dumps(result))
     return 0
 
@@ -244,6 +270,8 @@ class Result:
     max_rss_kib: int | None = None
     metrics: dict[str, float] = field(default_factory=dict)
     note: str = ""
+    # ours and ours_11th: the command's own split (import, load, build, other, serving_mib) and noop_build
+    split: dict[str, float] = field(default_factory=dict)
 
 
 def measure(cmd: list[str], log_dir: Path, label: str, env: dict[str, str] | None = None) -> tuple[float, int, str]:
@@ -299,66 +327,270 @@ def run_ranx(data_dir: Path, workdir: Path) -> Result:
     return run_child_peer("ranx", data_dir, workdir, env)
 
 
-def run_ours(data_dir: Path, workdir: Path) -> Result:
-    db_path = workdir / "bench.duckdb"
-    for stale in (db_path, Path(f"{db_path}.wal")):
-        stale.unlink(missing_ok=True)
-    logs = workdir / "logs"
-    # rank runs dbt too (the seeds it reads): its target and logs go where the builds below put theirs
-    env = {**os.environ, "RETRIEVAL_DB": str(db_path), "DBT_TARGET_PATH": str(workdir / "dbt_target"),
-           "DBT_LOG_PATH": str(logs / "dbt")}  # fmt: skip
-    cli = [sys.executable, "-m", "retrieval_metrics"]
-    rank_cmd = [*cli, "rank", "--retriever", "keyword_overlap"]
-    measure(rank_cmd, logs, "ours_rank", env)  # untimed: dbt build needs the lesson's run
-    import_cmd = [
-        *cli, "import", "--collection", "bench", "--run-id", "bench_run",
-        "--qrels", str(data_dir / "qrels.txt"), "--run", str(data_dir / "run.txt"),
-    ]  # fmt: skip
-    dbt_args = [
-        "--project-dir", str(REPO_ROOT), "--profiles-dir", str(REPO_ROOT), "--vars", "{k_values: [1, 3, 10]}",
-        "--target-path", str(workdir / "dbt_target"), "--log-path", str(logs / "dbt"),
-    ]  # fmt: skip
-    dbt = [str(Path(sys.executable).parent / "dbt"), "--no-use-colors"]
-    # untimed: the warehouse as it stands before the import, built once (the lesson's run and seeds; this also
-    # leaves dbt's parse cache, target/partial_parse.msgpack, that every later build reuses). Its time is
-    # reported: it is dbt's own cost on a warehouse of 9 questions.
-    before_cmd = [*dbt, "build", *dbt_args, "--exclude", "tag:lesson_golden"]
-    before_seconds, _, _ = measure(before_cmd, logs, "ours_dbt_before", env)
-    import_seconds, import_rss, _ = measure(import_cmd, logs, "ours_import", env)
-    # timed: rebuild what the import changed, everything downstream of the raw tables (every model and mart,
-    # with their tests); the unchanged seeds are not reloaded
-    build_cmd = [*dbt, "build", *dbt_args, "--select", "source:raw+", "--exclude", "tag:lesson_golden"]
-    build_seconds, build_rss, _ = measure(build_cmd, logs, "ours_dbt_build", env)
-    _, _, stdout = measure(self_command("_ours_metrics", str(db_path)), logs, "ours_metrics")
-    note = (
-        f"import {import_seconds:.1f} s + dbt build -s source:raw+ {build_seconds:.1f} s"
-        f" (a full dbt build of the 9-question lesson alone: {before_seconds:.1f} s)"
-    )
-    return Result("ours", import_seconds + build_seconds, max(import_rss, build_rss), last_json(stdout), note)
+# ------------------------------------------------------------------------- ours and ours_11th
+
+CLI = [sys.executable, "-m", "retrieval_metrics"]
+IMPORT_LINE = re.compile(
+    r"built in (?P<build>\d+(?:\.\d+)?) s after the import's (?P<import>\d+(?:\.\d+)?) s"
+    r" \(dbt loaded alongside in (?P<load>\d+(?:\.\d+)?) s\)"
+)
+PUBLISHED = re.compile(r"; published .* \((?P<mib>\d+(?:\.\d+)?) MiB\)")
+PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "selectors.yml", "packages.yml", "models", "macros", "seeds",
+                 "tests", "retrieval_metrics")  # fmt: skip
+
+
+def import_split(stdout: str) -> dict[str, float]:
+    """The times on `import --build`'s last line (`retrieval-metrics import: ...; built in B s after the
+    import's I s (dbt loaded alongside in L s); published ... (M MiB) ...`): import, load, build, serving_mib.
+    I is the wall time until both the import and dbt's load were done, so it is L when the load took longer."""
+    lines = [line for line in stdout.splitlines() if line.startswith("retrieval-metrics import: ")]
+    found = IMPORT_LINE.search(lines[-1]) if lines else None
+    if found is None:
+        raise PeerFailed(f"no `built in ... after the import's ...` line in import --build's output: {lines[-1:]}")
+    split = {name: float(found.group(name)) for name in ("import", "load", "build")}
+    published = PUBLISHED.search(lines[-1])
+    if published:
+        split["serving_mib"] = float(published.group("mib"))
+    return split
+
+
+def project_fingerprint() -> str:
+    """A hash of everything that shapes a warehouse built by the commands: the dbt project, the package and
+    the versions of duckdb and dbt (read from files and metadata: nothing is imported)."""
+    digest = hashlib.sha256()
+    for package in ("duckdb", "dbt-core", "dbt-duckdb"):
+        digest.update(f"{package} {version(package)}\n".encode())
+    for name in PROJECT_FILES:
+        top = REPO_ROOT / name
+        files = sorted(top.rglob("*")) if top.is_dir() else [top]
+        for path in files:
+            relative = path.relative_to(REPO_ROOT)
+            if not path.is_file() or "__pycache__" in relative.parts or relative.parts[:2] == ("tests", "python"):
+                continue
+            digest.update(f"{relative}\n".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def ours_env(workdir: Path, target: str = "dbt_target") -> dict[str, str]:
+    """A command child's environment: the benchmark's warehouse, its serving copy beside it (never the user's
+    RETRIEVAL_SERVING_DB; a plain byte copy), dbt's target directory and logs in the work directory."""
+    env = {k: v for k, v in os.environ.items() if k != "RETRIEVAL_SERVING_STORAGE_VERSION"}
+    db_path = warehouse_path(workdir)
+    return {**env, "RETRIEVAL_DB": str(db_path), "RETRIEVAL_SERVING_DB": str(serving_of(db_path)),
+            "DBT_PROJECT_DIR": str(REPO_ROOT), "DBT_TARGET_PATH": str(workdir / target),
+            "DBT_LOG_PATH": str(workdir / "logs" / "dbt")}  # fmt: skip
+
+
+def warehouse_path(workdir: Path) -> Path:
+    """The one path every ours child builds at (ours' empty warehouse, ours_11th's copy, its setup): dbt's
+    partial-parse cache holds for one profile, and the warehouse's path is part of the profile."""
+    return workdir / "warehouse.duckdb"
+
+
+def serving_of(db_path: Path) -> Path:
+    return db_path.with_name(f"{db_path.stem}.serving.duckdb")
+
+
+def remove_database(db_path: Path) -> None:
+    for path in (db_path, Path(f"{db_path}.wal"), serving_of(db_path), Path(f"{serving_of(db_path)}.wal")):
+        path.unlink(missing_ok=True)
+
+
+def import_build_command(data_dir: Path, run_id: str, qrels: bool) -> list[str]:
+    judgments = ["--qrels", str(data_dir / "qrels.txt")] if qrels else []
+    return [*CLI, "import", "--collection", "bench", *judgments, "--run", str(data_dir / "run.txt"),
+            "--run-id", run_id, "--build", "--vars", DBT_VARS]  # fmt: skip
+
+
+@dataclass
+class OursSetup:
+    """What the ours peers share in one benchmark: the collection, the work directory, ours_11th's prior
+    warehouse (or why there is none), and which peers have had their fixed cost measured."""
+
+    data_dir: Path
+    workdir: Path
+    prior_runs: int = PRIOR_RUNS
+    prior_warehouse: Path | None = None
+    prior_error: str = ""
+    fixed_cost_measured: set[str] = field(default_factory=set)
+
+    @property
+    def logs(self) -> Path:
+        return self.workdir / "logs"
+
+    @property
+    def warehouse(self) -> Path:
+        return warehouse_path(self.workdir)
+
+
+# `import --build` loads dbt with a parse that leaves out the build's --vars (InProcessDbt.load in
+# dbt_runner.py); the warm-up parse of its target directory has to match it, or the first round parses again.
+LOAD_PARSE_ARGS: list[str] = []
+
+
+def warm_dbt_targets(setup: OursSetup) -> None:
+    """Untimed, once: dbt parses the project into both target directories, as the command there last parsed
+    it (`import --build`: LOAD_PARSE_ARGS; `build`: its vars), so that every round finds a warm cache, as a
+    user's repeated commands do. (After ours_11th's setup the import's directory is warm already.)"""
+    dbt = Path(sys.executable).parent / "dbt"
+    parse = [str(dbt) if dbt.exists() else "dbt", "--no-use-colors", "parse", "--project-dir", str(REPO_ROOT),
+             "--profiles-dir", str(REPO_ROOT)]  # fmt: skip
+    measure([*parse, *LOAD_PARSE_ARGS], setup.logs, "ours_parse_import_target", ours_env(setup.workdir))
+    build_env = ours_env(setup.workdir, "dbt_target_build")
+    measure([*parse, "--vars", DBT_VARS], setup.logs, "ours_parse_build_target", build_env)
+
+
+def fixed_cost(setup: OursSetup, peer: str) -> float | None:
+    """dbt's fixed cost, once per peer and benchmark: the wall time of `retrieval-metrics build --select
+    source:raw+` on the warehouse just built, with nothing to compute (untimed)."""
+    if peer in setup.fixed_cost_measured:
+        return None
+    setup.fixed_cost_measured.add(peer)
+    command = [*CLI, "build", "--select", "source:raw+", "--vars", DBT_VARS]
+    seconds, _, _ = measure(command, setup.logs, f"{peer}_noop_build", ours_env(setup.workdir, "dbt_target_build"))
+    return seconds
+
+
+def run_import_build(setup: OursSetup, peer: str, run_id: str, qrels: bool) -> Result:
+    """Time `import --build` of the collection's run into the warehouse; then read its metrics, measure dbt's
+    fixed cost (the first time) and drop the serving copy (disk: at 100M it is the size of the warehouse)."""
+    command = import_build_command(setup.data_dir, run_id, qrels)
+    seconds, rss, stdout = measure(command, setup.logs, peer, ours_env(setup.workdir))
+    split = import_split(stdout)
+    split["other"] = max(0.0, seconds - split["import"] - split["build"])
+    metrics_command = self_command("_ours_metrics", str(setup.warehouse), run_id)
+    _, _, metrics = measure(metrics_command, setup.logs, f"{peer}_metrics")
+    noop = fixed_cost(setup, peer)
+    if noop is not None:
+        split["noop_build"] = noop
+    serving_of(setup.warehouse).unlink(missing_ok=True)
+    return Result(peer, seconds, rss, last_json(metrics), split=split)
+
+
+def run_ours(setup: OursSetup) -> Result:
+    """ours: the one command into an empty warehouse (no database, no serving copy, nothing built before)."""
+    remove_database(setup.warehouse)
+    return run_import_build(setup, "ours", "bench_run", qrels=True)
+
+
+def prior_run_id(n: int) -> str:
+    return f"run{n:02d}"
+
+
+def prepare_prior_warehouse(setup: OursSetup, rows: int) -> None:
+    """ours_11th's warehouse of `prior_runs` runs (run01, ...), built with `import --build` run after run
+    (untimed), unless the cache holds one for this collection, this many runs and this project."""
+    total = rows * (setup.prior_runs + 1)
+    if total > MAX_11TH_LINES:
+        setup.prior_error = (f"skipped: its warehouse would hold {total:,} run lines (> {MAX_11TH_LINES:,}); "
+                             "run it at 10M")  # fmt: skip
+        return
+    key = {"collection": setup.data_dir.name, "prior_runs": setup.prior_runs, "vars": DBT_VARS,
+           "project": project_fingerprint()}  # fmt: skip
+    cache = setup.workdir / "ours_11th_cache"
+    cached = cache / f"{setup.data_dir.name}_{setup.prior_runs}runs.duckdb"
+    stamp = cached.with_suffix(".json")
+    if cached.exists() and stamp.exists() and json.loads(stamp.read_text()) == key:
+        setup.prior_warehouse = cached
+        return
+    stamp.unlink(missing_ok=True)
+    cached.unlink(missing_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    remove_database(setup.warehouse)
+    print(f"benchmark: ours_11th: building its warehouse of {setup.prior_runs} runs (untimed, cached in {cache})",
+          flush=True)  # fmt: skip
+    try:
+        for n in range(1, setup.prior_runs + 1):
+            command = import_build_command(setup.data_dir, prior_run_id(n), qrels=n == 1)
+            measure(command, setup.logs, f"ours_11th_setup_{prior_run_id(n)}", ours_env(setup.workdir))
+    except PeerFailed as exc:
+        setup.prior_error = f"failed: its warehouse of {setup.prior_runs} runs: {exc}"
+        return
+    wal = Path(f"{setup.warehouse}.wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        setup.prior_error = f"failed: {wal} is not empty after the last import --build (it published a copy)"
+        return
+    os.replace(setup.warehouse, cached)
+    remove_database(setup.warehouse)
+    stamp.write_text(json.dumps(key))
+    setup.prior_warehouse = cached
+
+
+def copy_file(source: Path, target: Path) -> None:
+    """A copy written through to disk (fsync), so that the timed child does not pay for its write-back."""
+    with open(source, "rb") as src, open(target, "wb") as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def run_ours_11th(setup: OursSetup) -> Result:
+    """ours_11th: a fresh copy of the prior warehouse (that file alone), then the timed command adding run11."""
+    if setup.prior_error:
+        kind, reason = setup.prior_error.split(": ", 1)
+        raise (PeerSkipped if kind == "skipped" else PeerFailed)(reason)
+    assert setup.prior_warehouse is not None
+    remove_database(setup.warehouse)
+    copy_file(setup.prior_warehouse, setup.warehouse)
+    result = run_import_build(setup, "ours_11th", prior_run_id(setup.prior_runs + 1), qrels=False)
+    result.split["warehouse_mib"] = setup.prior_warehouse.stat().st_size / 2**20
+    result.split["prior_runs"] = setup.prior_runs
+    return result
 
 
 def median_run(runs: list[Result]) -> Result:
     """One peer's rounds as one result: the round with the median wall time (the lower middle one of an even
-    number), with the highest peak RSS of all rounds and, when there were several, every round's time."""
+    number), with the highest peak RSS of all rounds and, when there were several, every round's time.
+    A figure measured in one round only (dbt's fixed cost) is carried over to it."""
     timed = sorted((r for r in runs if r.seconds is not None), key=lambda r: cast(float, r.seconds))
     if not timed:
         return runs[0]  # skipped or failed: its note says why
     middle = timed[(len(timed) - 1) // 2]
     rss = max(cast(int, r.max_rss_kib) for r in timed)
+    split = {**{k: v for r in timed for k, v in r.split.items() if k == "noop_build"}, **middle.split}
     note = middle.note
     if len(runs) > 1:
         rounds = ", ".join(f"{r.seconds:.2f}" if r.seconds is not None else "failed" for r in runs)
         note = "; ".join(filter(None, [note, f"median of {len(runs)} rounds: {rounds} s"]))
-    return Result(middle.peer, middle.seconds, rss, middle.metrics, note)
+    return Result(middle.peer, middle.seconds, rss, middle.metrics, note, split)
 
 
-def run_peer(name: str, data_dir: Path, workdir: Path) -> Result:
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def split_note(result: Result, ours: Result | None = None) -> str:
+    """ours' and ours_11th's note: where the command's time went, dbt's fixed cost, ours_11th's ratio to ours."""
+    split = result.split
+    if not split or result.seconds is None:
+        return ""
+    publishing = f"publishing {split['serving_mib']:.0f} MiB" if "serving_mib" in split else "publishing"
+    parts = [
+        f"import {split['import']:.1f} s (dbt loaded alongside in {split['load']:.1f} s)",
+        f"build {split['build']:.1f} s",
+        f"the rest {split['other']:.1f} s (start-up, {publishing})",
+    ]
+    if "noop_build" in split:
+        parts.append(f"a build with nothing to compute: {split['noop_build']:.1f} s")
+    if "prior_runs" in split:
+        runs = int(split["prior_runs"])
+        parts.insert(0, f"run{runs + 1:02d} added to a copy of a warehouse of {plural(runs, 'run')}"
+                        f" ({split['warehouse_mib']:.0f} MiB)")  # fmt: skip
+        if ours is not None and ours.seconds:
+            parts.append(f"{result.seconds / ours.seconds:.2f}x ours (target <= 1.1x)")
+    return "; ".join(parts)
+
+
+def run_peer(name: str, setup: OursSetup) -> Result:
     try:
         if name == "ours":
-            return run_ours(data_dir, workdir)
+            return run_ours(setup)
+        if name == "ours_11th":
+            return run_ours_11th(setup)
         if name == "ranx":
-            return run_ranx(data_dir, workdir)
-        return run_child_peer(name, data_dir, workdir)
+            return run_ranx(setup.data_dir, setup.workdir)
+        return run_child_peer(name, setup.data_dir, setup.workdir)
     except PeerSkipped as exc:
         return Result(name, note=f"skipped: {exc}")
     except PeerFailed as exc:
@@ -451,8 +683,29 @@ def machine_info() -> list[str]:
     ]
 
 
+def split_table(results: list[Result]) -> str:
+    """Markdown: where the command's time went, for ours and ours_11th (the rounds' median)."""
+    rows = [r for r in results if r.split and r.seconds is not None]
+    if not rows:
+        return ""
+    lines = [
+        "| scenario | wall s | import s | dbt load s (beside the import) | build s | the rest s (start-up, publishing)"
+        " | a build with nothing to compute s |",
+        "|---|" + "---:|" * 6,
+    ]
+    for r in rows:
+        s = r.split
+        runs = int(s.get("prior_runs", 0))
+        scenario = f"ours_11th: run{runs + 1:02d} added to {plural(runs, 'run')}" if runs else "ours: empty warehouse"
+        noop = f"{s['noop_build']:.1f}" if "noop_build" in s else "-"
+        cells = [scenario, f"{r.seconds:.1f}", *(f"{s[k]:.1f}" for k in ("import", "load", "build", "other")), noop]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def write_markdown(path: Path, args: argparse.Namespace, results: list[Result], checks: list[str]) -> None:
     rows = args.questions * args.docs_per_question
+    split = split_table(results)
     text = [
         (
             f"Generated collection: {args.questions:,} questions x {args.docs_per_question:,} docs = {rows:,} run"
@@ -462,6 +715,7 @@ def write_markdown(path: Path, args: argparse.Namespace, results: list[Result], 
         "",
         markdown_table(results, args.baseline),
         "",
+        *([split, ""] if split else []),
         *[f"- {line}" for line in machine_info() + checks],
     ]
     path.write_text("\n".join(text) + "\n")
@@ -480,11 +734,14 @@ def options(argv: list[str], parser_class: type[argparse.ArgumentParser] = argpa
     parser.add_argument("--markdown", type=Path, help="also write the table and machine info to this file")
     parser.add_argument("--rounds", type=int, default=1, help="run every peer this many times, interleaved; "
                         "report each one's median wall time and its highest peak RSS (default: 1)")
+    parser.add_argument("--prior-runs", type=int, default=PRIOR_RUNS, help="the runs ours_11th's warehouse "
+                        f"holds before the timed one (default: {PRIOR_RUNS})")
     args = parser.parse_args(argv)
     args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     unknown = sorted(set(args.peers) - set(PEERS))
-    if unknown or not args.peers or min(args.questions, args.docs_per_question, args.rounds) < 1:
-        parser.error(f"--peers takes some of {','.join(PEERS)}; sizes and rounds must be >= 1 (unknown: {unknown})")
+    if unknown or not args.peers or min(args.questions, args.docs_per_question, args.rounds, args.prior_runs) < 1:
+        parser.error(f"--peers takes some of {','.join(PEERS)}; sizes, rounds and prior runs must be >= 1"
+                     f" (unknown: {unknown})")
     return args
 
 
@@ -506,6 +763,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmark: error: could not generate the collection: {exc}", file=sys.stderr)
         return 2
     print(f"benchmark: data in {data_dir}")
+    setup = OursSetup(data_dir, workdir, args.prior_runs)
+    if "ours_11th" in peers:
+        prepare_prior_warehouse(setup, rows)
+    if any(peer in OURS for peer in peers):
+        try:
+            warm_dbt_targets(setup)
+        except PeerFailed as exc:  # the commands below will say what is wrong
+            print(f"benchmark: warning: dbt parse failed: {exc}", file=sys.stderr)
     runs: dict[str, list[Result]] = {peer: [] for peer in peers}
     schedule = [(n, peer) for n in range(1, args.rounds + 1) for peer in peers]  # interleaved: noise hits all
     with progress(schedule, desc="benchmark", unit="peer") as bar:
@@ -513,8 +778,11 @@ def main(argv: list[str] | None = None) -> int:
             bar.set_postfix_str(f"round {n}: {peer}")
             if not interactive():
                 print(f"benchmark: round {n} of {args.rounds}: running {peer} ...", flush=True)
-            runs[peer].append(run_peer(peer, data_dir, workdir))
+            runs[peer].append(run_peer(peer, setup))
     results = [median_run(peer_runs) for peer_runs in runs.values()]
+    ours = next((r for r in results if r.peer == "ours" and r.seconds is not None), None)
+    for result in results:
+        result.note = "; ".join(filter(None, [split_note(result, ours), result.note]))
     print()
     print(text_table(results, args.baseline))
     checks = agreement_lines(results)

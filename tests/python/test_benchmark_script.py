@@ -1,17 +1,33 @@
-"""scripts/benchmark.py at a tiny scale: the generated TREC files' shape, and the CLI with two peers that agree.
+"""scripts/benchmark.py at a tiny scale: the generated TREC files' shape, the CLI with two peers that agree, the
+reading of `import --build`'s last line, ours_11th's cached warehouse, and (dbt marker) ours and ours_11th end to
+end.
 
-ranx is a bench-only dependency (requirements-bench.txt), so only pytrec_eval and duckdb_sql run here.
+ranx is a bench-only dependency (requirements-bench.txt), so it does not run here.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from benchmark import Result, generate, median_run
+import benchmark
+import pytest
+from benchmark import (
+    OursSetup,
+    PeerFailed,
+    Result,
+    generate,
+    import_split,
+    median_run,
+    options,
+    prepare_prior_warehouse,
+    split_note,
+    split_table,
+)
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "benchmark.py"
 
@@ -98,3 +114,118 @@ def test_a_peers_rounds_report_the_median_time_and_the_highest_memory() -> None:
     assert median_run(rounds[:2]).seconds == 1.0  # an even number: the lower middle one
     skipped = Result("p", note="skipped: not installed")
     assert median_run([skipped]) is skipped
+
+
+def test_a_fixed_cost_measured_in_one_round_is_carried_to_the_median_round() -> None:
+    split = {"import": 1.0, "load": 0.5, "build": 2.0, "other": 0.3}
+    rounds = [Result("ours", 9.0, 100, split={**split, "noop_build": 4.0}), Result("ours", 5.0, 100, split=split),
+              Result("ours", 7.0, 100, split=split)]  # fmt: skip
+    assert median_run(rounds).split == {**split, "noop_build": 4.0}
+
+
+IMPORT_BUILD_OUTPUT = """\
+20:49:14  Done. PASS=93 WARN=0 ERROR=0 SKIP=0 NO-OP=0 TOTAL=93
+retrieval-metrics import: collection bench: 8500 judgments for 10000 questions; run bench_run: 10000000 ranked \
+docs; built in 6.1 s after the import's 5.0 s (dbt loaded alongside in 2.3 s); published serving.duckdb (123.4 MiB), \
+a copy of bench.duckdb; BI tools and notebooks read it read-only
+"""
+
+
+def test_import_build_s_last_line_gives_the_import_the_load_the_build_and_the_serving_copy_s_size() -> None:
+    assert import_split(IMPORT_BUILD_OUTPUT) == {"import": 5.0, "load": 2.3, "build": 6.1, "serving_mib": 123.4}
+    with pytest.raises(PeerFailed, match="no `built in"):
+        import_split("retrieval-metrics import: collection bench: run r: 10 ranked docs\n")
+    with pytest.raises(PeerFailed):
+        import_split("")
+
+
+def test_the_notes_and_the_split_table_show_where_the_command_s_time_went() -> None:
+    split = {"import": 5.0, "load": 2.3, "build": 6.1, "other": 1.6, "serving_mib": 123.4, "noop_build": 9.8}
+    ours = Result("ours", 12.7, 800, split=split)
+    eleventh = Result("ours_11th", 13.97, 820, split={**split, "warehouse_mib": 1234.0, "prior_runs": 10})
+    assert split_note(ours) == (
+        "import 5.0 s (dbt loaded alongside in 2.3 s); build 6.1 s; the rest 1.6 s (start-up, publishing 123 MiB);"
+        " a build with nothing to compute: 9.8 s"
+    )
+    note = split_note(eleventh, ours)
+    assert note.startswith("run11 added to a copy of a warehouse of 10 runs (1234 MiB); import 5.0 s")
+    assert note.endswith("; 1.10x ours (target <= 1.1x)")
+    assert "x ours" not in split_note(eleventh)  # without ours, no ratio
+    assert split_note(Result("pytrec_eval", 1.0, 10)) == ""
+
+    table = split_table([ours, eleventh, Result("pytrec_eval", 1.0, 10)]).splitlines()
+    assert len(table) == 4 and "dbt load" in table[0]
+    assert table[2] == "| ours: empty warehouse | 12.7 | 5.0 | 2.3 | 6.1 | 1.6 | 9.8 |"
+    assert table[3].startswith("| ours_11th: run11 added to 10 runs | 14.0 |")
+
+
+def test_ours_11th_is_a_default_peer_and_needs_at_least_one_prior_run() -> None:
+    assert options([]).peers == ["ours", "ours_11th", "pytrec_eval", "ranx", "duckdb_sql"]
+    assert options([]).prior_runs == 10
+    with pytest.raises(SystemExit):
+        options(["--prior-runs", "0"])
+
+
+def test_ours_11th_s_warehouse_is_built_once_then_reused_while_the_project_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commands: list[list[str]] = []
+
+    def fake_measure(cmd: list[str], log_dir: Path, label: str, env: dict[str, str] | None = None) -> tuple:
+        assert env is not None and env["RETRIEVAL_DB"] == str(tmp_path / "warehouse.duckdb")
+        assert env["RETRIEVAL_SERVING_DB"] == str(tmp_path / "warehouse.serving.duckdb")
+        commands.append(cmd)
+        Path(env["RETRIEVAL_DB"]).write_text(f"{len(commands)} runs")
+        return 1.0, 1, ""
+
+    monkeypatch.setattr(benchmark, "measure", fake_measure)
+    setup = OursSetup(tmp_path / "data" / "q20_d30_s3", tmp_path, prior_runs=3)
+    prepare_prior_warehouse(setup, rows=600)
+    assert setup.prior_error == "" and setup.prior_warehouse is not None
+    assert setup.prior_warehouse.read_text() == "3 runs" and not (tmp_path / "warehouse.duckdb").exists()
+    assert [cmd[cmd.index("--run-id") + 1] for cmd in commands] == ["run01", "run02", "run03"]
+    assert ["--qrels" in cmd for cmd in commands] == [True, False, False]
+    assert all(cmd[-3:] == ["--build", "--vars", "{k_values: [1, 3, 10]}"] for cmd in commands)
+
+    again = OursSetup(setup.data_dir, tmp_path, prior_runs=3)
+    prepare_prior_warehouse(again, rows=600)  # the cache: nothing run
+    assert again.prior_warehouse == setup.prior_warehouse and len(commands) == 3
+
+    stamp = setup.prior_warehouse.with_suffix(".json")
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "project": "another version"}))
+    prepare_prior_warehouse(OursSetup(setup.data_dir, tmp_path, prior_runs=3), rows=600)
+    assert len(commands) == 6  # another project: built again
+
+    too_big = OursSetup(setup.data_dir, tmp_path, prior_runs=10)
+    prepare_prior_warehouse(too_big, rows=100_000_000)
+    assert too_big.prior_error.startswith("skipped: its warehouse would hold 1,100,000,000 run lines")
+    assert len(commands) == 6
+
+
+@pytest.mark.dbt
+def test_cli_runs_ours_and_ours_11th_and_they_agree_with_pytrec_eval(tmp_path: Path) -> None:
+    markdown = tmp_path / "bench.md"
+    command = [
+        sys.executable, str(SCRIPT), "--questions", "20", "--docs-per-question", "30", "--seed", "3",
+        "--workdir", str(tmp_path / "work"), "--peers", "ours,ours_11th,pytrec_eval", "--prior-runs", "1",
+        "--markdown", str(markdown),
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+    lines = result.stdout.splitlines()
+    for peer in ("ours", "ours_11th"):
+        row = next(line for line in lines if line.startswith(peer + " "))
+        assert float(row.split()[1]) > 0 and float(row.split()[2]) > 0
+        assert re.search(r"import [\d.]+ s \(dbt loaded alongside in [\d.]+ s\); build [\d.]+ s; the rest", row)
+        assert re.search(r"a build with nothing to compute: [\d.]+ s", row)
+        assert any(line.startswith(f"check: pytrec_eval and {peer} agree to 1e-09") for line in lines)
+    eleventh = next(line for line in lines if line.startswith("ours_11th "))
+    assert "run02 added to a copy of a warehouse of 1 run" in eleventh
+    assert re.search(r"[\d.]+x ours \(target <= 1.1x\)", eleventh)
+
+    work = tmp_path / "work"
+    assert [p.name for p in (work / "ours_11th_cache").glob("*.duckdb")] == ["q20_d30_s3_1runs.duckdb"]
+    assert not (work / "warehouse.serving.duckdb").exists()  # dropped after each round
+    report = markdown.read_text()
+    assert "| ours: empty warehouse |" in report and "| ours_11th: run02 added to 1 run |" in report
