@@ -50,6 +50,10 @@ COMMAND_BUILD_EXCLUDES = ["--exclude-resource-type", "unit_test"]
 IMPORT_GUARANTEES = ["--exclude", "tag:guaranteed_by_import"]
 
 
+class DbtFailed(Exception):
+    """dbt could not load the project: one line."""
+
+
 class InProcessDbt:
     """dbt in this process, through its programmatic runner: `load` imports dbt and parses the project (it can
     run on one thread while another reads a file into DuckDB, which releases the GIL), `build` then runs on the
@@ -63,13 +67,15 @@ class InProcessDbt:
         project = str(project_dir())
         return [command, "--project-dir", project, "--profiles-dir", project, *rest]
 
-    def load(self) -> None:
+    def load(self, dbt_args: Sequence[str] = ()) -> None:
+        """Parse the project with `dbt_args` (the build's --vars: other vars would make dbt parse again)."""
         from dbt.cli.main import dbtRunner
 
         os.environ["RETRIEVAL_DB"] = str(self.database)
-        result = dbtRunner().invoke(self.args("parse", "--quiet"))
+        result = dbtRunner().invoke(self.args("parse", "--quiet", *dbt_args))
         if not result.success:
-            raise RuntimeError(f"dbt could not parse the project: {result.exception}")
+            first_line = (str(result.exception or "see dbt's log").splitlines() or ["?"])[0]
+            raise DbtFailed(f"dbt could not parse the project: {first_line}")
         self.manifest = result.result
 
     def build(self, dbt_args: Sequence[str]) -> bool:

@@ -103,6 +103,8 @@ ONE_PASS = [("07", "d1", 1), ("1", "d1", 1), ("1", "d2", 2)]
         ("1 Q0 d2 1 5e-1 t\n1 Q0 d1 2 1.0 t x\n07 Q0 d1 1 -3 t two more\n", ONE_PASS),  # text after the tag
         ("1 Q0 d1 1 1 t\n1 Q0 d2 2 inf t\n", [("1", "d1", 2), ("1", "d2", 1)]),  # trec_eval's atof reads "inf"
         (RUN, None),  # tabs and runs of spaces mixed: re-split line by line
+        ("1 Q0 d1 1 1 t\n1 Q0 d2\tx 2 0 t\n", None),  # a tab inside a field, past the first line
+        ("1\tQ0\td1\t1\t1\tt\n1\tQ0\td2 x\t2\t0\tt\n", None),  # a space inside a field of a tab-separated file
         ("1 Q0 d1 1 1 t \n", None),  # a blank after the tag: nothing after it, or more text after more blanks?
         ("1 Q0 d1 1 nan t\n", None),
         ("1 Q0 d1 1 1 t\n1 Q0 d1 2 0 t\n", None),  # a duplicate
@@ -288,6 +290,28 @@ def test_text_after_the_sixth_field_is_ignored_and_counted(
     ranked = "select question_id, doc_id, rank, score from raw.rankings where run_id = ? order by all"
     assert loaded.rows(ranked, ["noted"]) == loaded.rows(ranked, ["plain"])
     assert loaded.rows("select retriever from raw.runs where run_id = 'noted'") == [("tagB",)]  # the 6th field
+
+
+@pytest.mark.parametrize("first", [trec.EXTRA_TEXT_SAMPLE, trec.EXTRA_TEXT_SAMPLE + 1], ids=["seen first", "past that"])
+def test_text_after_the_sixth_field_is_counted_wherever_it_starts(
+    loaded: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str], careful_reads: list[Path], first: int
+) -> None:
+    """The one pass counts such lines if one of the file's first lines has some (counting reads on one thread);
+    if not, it hands the file to the careful read, which counts them: the same rows and count either way."""
+    lines = [f"q{i % 7} Q0 d{i} {i} {i % 13 / 4} tagB" for i in range(first + 100)]
+    # from line `first` on, every third line
+    noted = [line + (" note" if i >= first - 1 and (i - first + 1) % 3 == 0 else "") for i, line in enumerate(lines)]
+    db = ["--db", str(loaded.db_path)]
+    for run_id, run_lines in [("plain", lines), ("noted", noted)]:
+        path = write_run(tmp_path / f"{run_id}.txt", run_lines, careful=False)
+        assert import_trec(["--collection", "tiny", "--run", str(path), "--run-id", run_id, *db]) == 0
+    assert careful_reads == ([] if first <= trec.EXTRA_TEXT_SAMPLE else [tmp_path / "noted.txt"])
+    assert capsys.readouterr().out.splitlines()[1] == (
+        f"retrieval-metrics import: collection tiny: run noted: {len(lines)} ranked docs "
+        "(34 lines carried text after the 6th field, ignored as trec_eval does)"
+    )
+    ranked = "select question_id, doc_id, rank, score from raw.rankings where run_id = ? order by all"
+    assert loaded.rows(ranked, ["noted"]) == loaded.rows(ranked, ["plain"])
 
 
 def test_negative_grades_are_kept_as_written(warehouse: Warehouse, tmp_path: Path) -> None:
