@@ -86,7 +86,7 @@ BAD_INPUT = [
     case("bench-bad-option", ["bench", "--bogus"],
          "retrieval-metrics bench", "unrecognized arguments: --bogus"),
     case("bench-unknown-peer", ["bench", "--peers", "ours,trec_eval"],
-         "retrieval-metrics bench", "--peers takes some of ours,pytrec_eval,ranx,duckdb_sql"),
+         "retrieval-metrics bench", "--peers takes some of ours,ours_11th,pytrec_eval,ranx,duckdb_sql"),
     case("unknown-subcommand", ["frobnicate"],
          "retrieval-metrics", "argument COMMAND: invalid choice: 'frobnicate'"),
     case("missing-subcommand", [],
