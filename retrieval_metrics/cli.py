@@ -138,7 +138,7 @@ def publish_serving(database: Path, serving: Path) -> str:
         raise
     except (OSError, RuntimeError, duckdb.Error) as exc:
         raise InputError(f"could not publish {shown(serving)}: {str(exc).splitlines()[0]}; it was left as it was")
-    return (f"published {shown(serving)} ({size / 2**20:.1f} MiB), a copy of {shown(database)}; "
+    return (f"published {shown(serving)} ({size / 2**20:.1f} MiB), the tables of {shown(database)}; "
             "BI tools and notebooks read it read-only")  # fmt: skip
 
 

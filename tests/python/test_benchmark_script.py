@@ -127,7 +127,7 @@ IMPORT_BUILD_OUTPUT = """\
 20:49:14  Done. PASS=93 WARN=0 ERROR=0 SKIP=0 NO-OP=0 TOTAL=93
 retrieval-metrics import: collection bench: 8500 judgments for 10000 questions; run bench_run: 10000000 ranked \
 docs; import 5.0 s, dbt loaded alongside in 2.3 s, then built in 6.1 s; published serving.duckdb (123.4 MiB), \
-a copy of bench.duckdb; BI tools and notebooks read it read-only
+the tables of bench.duckdb; BI tools and notebooks read it read-only
 """
 
 

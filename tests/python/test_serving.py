@@ -159,8 +159,62 @@ def test_the_serving_copy_can_be_written_for_an_older_duckdb(lesson: Warehouse, 
         assert (tags["build"], tags["serving"]) == ("v2.0.0+", "v1.0.0+")  # DuckDB 1.0 and newer can read it
         for query in (
             "select * from {db}.main.run_metrics order by all",
-            "select table_name, column_name, comment from duckdb_columns() where database_name = '{db}' order by all",
-            "select schema_name, view_name from duckdb_views() where database_name = '{db}' order by all",
+            "select schema_name, table_name, column_name, comment from duckdb_columns() as c where database_name = '{db}' "
+            "and schema_name not in ('raw', 'build_state', '_serving') and exists (select 1 from duckdb_tables() as t "
+            "where (t.database_name, t.schema_name, t.table_name) = (c.database_name, c.schema_name, c.table_name)) "
+            "order by all",
         ):
             copied, built = (con.execute(query.format(db=db)).fetchall() for db in ("serving", "build"))
             assert copied == built
+    # published again: the serving copy in that format is the start of the new one
+    again = run_cli("build", "--quiet", "--select", "run_metrics", env=env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    with duckdb.connect(str(serving), read_only=True) as con:
+        assert con.execute("select tags['storage_version'] from duckdb_databases() "
+                           "where database_name = current_database()").fetchone() == ("v1.0.0+",)  # fmt: skip
+
+
+def served(path: Path) -> dict[str, object]:
+    """Everything a serving copy holds: its tables' rows (sorted; a float's repr gives back its bits) and the
+    descriptions of its tables and columns."""
+    with duckdb.connect(str(path), read_only=True) as con:
+        tables = con.execute("select schema_name, table_name, comment from duckdb_tables() order by all").fetchall()
+        content: dict[str, object] = {
+            f"{schema}.{table}": sorted(map(repr, con.execute(f'select * from "{schema}"."{table}"').fetchall()))
+            for schema, table, _ in tables
+        }
+        content["descriptions"] = tables + con.execute(
+            "select schema_name, table_name, column_name, data_type, comment from duckdb_columns() order by all"
+        ).fetchall()
+    return content
+
+
+def test_publishing_again_writes_what_changed_and_equals_a_fresh_copy(lesson: Warehouse, tmp_path: Path) -> None:
+    """A serving copy published over the last one (only the runs computed since are written) holds what a copy
+    written from scratch holds, after builds that were not published, a replaced run and a removed one; and it
+    never holds the raw tables, the build records or a view."""
+    warehouse = lesson.copy(tmp_path / "build")
+    serving = tmp_path / "serving.duckdb"
+    publish(warehouse.db_path, serving)
+    warehouse.ranked("--retriever", "bm25").build()  # built, not published
+    warehouse.ranked("--retriever", "keyword_normalized").build()
+    publish(warehouse.db_path, serving)
+    assert served(serving) == served(publish_fresh(warehouse.db_path, tmp_path / "fresh1.duckdb"))
+    warehouse.ranked("--retriever", "keyword_normalized").build()  # a new version of that run
+    with duckdb.connect(str(warehouse.db_path)) as con:  # a run removed from the raw tables
+        con.execute("delete from raw.rankings where run_id = 'bm25'")
+        con.execute("delete from raw.runs where run_id = 'bm25'")
+    warehouse.build()
+    publish(warehouse.db_path, serving)
+    content = served(serving)
+    assert content == served(publish_fresh(warehouse.db_path, tmp_path / "fresh2.duckdb"))
+    assert not [key for key in content if key.startswith(("raw.", "build_state."))]
+    with duckdb.connect(str(serving), read_only=True) as con:
+        assert con.execute("select count(*) from duckdb_views() where not internal").fetchone() == (0,)
+        assert con.execute("select distinct run_id from run_metrics order by 1").fetchall() == [
+            ("keyword_normalized",), ("keyword_overlap",)]
+
+
+def publish_fresh(build: Path, path: Path) -> Path:
+    publish(build, path)
+    return path
