@@ -4,11 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DENSE_STAMP := $(VENV)/.installed-dense
+BENCH_STAMP := $(VENV)/.installed-bench
 export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 
 CLI := $(BIN)/retrieval-metrics
 
-.PHONY: install install-dense run rankings build scorecard sql export report bench test test-fast clean
+.PHONY: install install-dense install-bench run rankings build scorecard sql export report bench test test-fast clean
 
 # The pinned dependencies, then this package (editable: the `retrieval-metrics` command runs the repo's code).
 install: $(STAMP)
@@ -28,6 +29,13 @@ $(DENSE_STAMP): $(STAMP) requirements-dense.txt constraints.txt
 	$(BIN)/python -m pip install --quiet "$$(grep -m1 '^torch==' requirements-dense.txt)" -c constraints.txt -c requirements-dense.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dense.txt -c constraints.txt
 	touch $(DENSE_STAMP)
+
+# ranx (and what it needs): a peer of the benchmark, and the reference the fusion tests check against.
+install-bench: $(BENCH_STAMP)
+
+$(BENCH_STAMP): $(STAMP) requirements-bench.txt constraints.txt
+	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
+	touch $(BENCH_STAMP)
 
 run: install rankings build scorecard
 
@@ -57,17 +65,16 @@ report: install
 	$(CLI) report --out report
 
 # Side-by-side benchmark (10M run lines, 3 interleaved rounds) against pytrec_eval, ranx and plain DuckDB SQL; see README.
-bench: install
-	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
+bench: install-bench
 	$(CLI) bench --rounds 3 --markdown benchmarks/10m.md
 
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB). docs/testing.md has the tiers.
 # Two workers, one per core; each test file stays on one worker, so its module's shared builds are made once.
-test: install
+test: install install-bench
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The inner loop: no dbt build, no end-to-end run (under a minute).
-test-fast: install
+test-fast: install install-bench
 	$(BIN)/python -m pytest -m "not dbt and not slow"
 
 clean:

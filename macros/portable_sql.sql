@@ -101,3 +101,17 @@
 {% macro default__unordered_hash_agg(columns) -%}
     cast(bit_xor({{ row_hash(columns) }}) as varchar)
 {%- endmacro %}
+
+{#- The fraction-th percentile of a column with linear interpolation between the two nearest values (numpy's
+    default; DuckDB's quantile_cont, Spark's percentile). -#}
+{% macro percentile_cont(expression, fraction) -%}
+    {{ return(adapter.dispatch('percentile_cont', 'retrieval_metrics')(expression, fraction)) }}
+{%- endmacro %}
+
+{% macro default__percentile_cont(expression, fraction) -%}
+    percentile({{ expression }}, {{ fraction }})
+{%- endmacro %}
+
+{% macro duckdb__percentile_cont(expression, fraction) -%}
+    quantile_cont({{ expression }}, {{ fraction }})
+{%- endmacro %}

@@ -4,4 +4,19 @@ The package holds what runs next to dbt: warehouse access (warehouse), the one w
 (raw_tables), the TREC and BEIR readers (trec, beir) and the import (importing), the built-in retrievers
 (retrievers) and the ranking command (ranking), dbt and the serving copy (dbt_runner, serving), what reads the
 marts (scorecard, report, export), progress bars (progress) and the `retrieval-metrics` command (cli).
+
+For notebooks (api): `write_run(collection_id, run_id, rows)` writes a run from scored rows, `build()` builds.
 """
+
+from typing import Any
+
+__all__ = ["build", "write_run"]
+
+
+def __getattr__(name: str) -> Any:
+    """The API's functions, imported on first use: the command line starts without them."""
+    if name in __all__:
+        from retrieval_metrics import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'retrieval_metrics' has no attribute {name!r}")

@@ -38,6 +38,7 @@ class Parser(argparse.ArgumentParser):
 def rank(args: argparse.Namespace) -> str:
     from tqdm import tqdm
 
+    from retrieval_metrics.plugins import parse_params
     from retrieval_metrics.ranking import RankRequest, rank_collection
     from retrieval_metrics.retrievers import RETRIEVER_NAMES
 
@@ -46,6 +47,9 @@ def rank(args: argparse.Namespace) -> str:
         collection_id=args.collection,
         run_id=args.run_id,
         every_installed=args.all,
+        top_k=args.top_k,
+        params=parse_params(args.param),
+        chunk_rule=args.chunks,
     )
     rank_collection(database_path(args.db), request, lambda line: tqdm.write(f"{PROG} rank: {line}", file=sys.stdout))
     return ""
@@ -143,11 +147,16 @@ def publish_serving(database: Path, serving: Path) -> str:
 
 
 def build(args: argparse.Namespace) -> str:
+    return build_database(database_path(), args.dbt_args)
+
+
+def build_database(database: Path, dbt_args: Sequence[str]) -> str:
+    """dbt build on the database, then publish its serving copy; one line saying so, or CommandFailed."""
     from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, run_dbt
 
-    database, serving = build_paths(database_path())
+    database, serving = build_paths(database)
     check_unlocked(database)
-    code = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *args.dbt_args], database).returncode
+    code = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args], database).returncode
     if code != 0:
         try:
             check_unlocked(database)  # a reader that opened the file while dbt ran: say so in one line
@@ -156,6 +165,14 @@ def build(args: argparse.Namespace) -> str:
             reason = database_error(database, exc)
         raise CommandFailed(f"{reason}; {shown(serving)} left as it was", code)
     return publish_serving(database, serving)
+
+
+def fuse(args: argparse.Namespace) -> str:
+    from retrieval_metrics.fusion import fuse as fuse_runs
+
+    run_ids = [run_id.strip() for run_id in args.runs.split(",") if run_id.strip()]
+    run_id = args.run_id or f"{args.method}-{'-'.join(run_ids)}"
+    return fuse_runs(database_path(args.db), args.collection, run_ids, args.method, run_id, args.rrf_k, args.top_k)
 
 
 def scorecard(args: argparse.Namespace) -> str:
@@ -231,12 +248,20 @@ def parser() -> Parser:
 
     from retrieval_metrics.retrievers import RETRIEVER_NAMES  # light: no dense packages imported
 
-    ranking = command("rank", rank, "rank a collection's questions with built-in retrievers, one run each")
+    ranking = command("rank", rank, "rank a collection's questions with a built-in or your own retriever")
     which = ranking.add_mutually_exclusive_group(required=True)
-    which.add_argument("--retriever", choices=RETRIEVER_NAMES)
-    which.add_argument("--all", action="store_true", help="every installed retriever, one run each")
+    which.add_argument("--retriever", metavar="NAME",
+                       help=f"{', '.join(RETRIEVER_NAMES)}, or your own as package.module:name (docs/plugins.md)")
+    which.add_argument("--all", action="store_true", help="every installed built-in retriever, one run each")
     ranking.add_argument("--collection", default="docent", help="the collection to rank (default: docent)")
     ranking.add_argument("--run-id", help="the run to write (default: the retriever's name); not with --all")
+    ranking.add_argument("--top-k", type=int, metavar="N",
+                         help="keep each question's top N docs (default: every document, as the lesson's measures need)")
+    ranking.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                         help="a plug-in's parameter (repeatable); JSON values are read as JSON, recorded in raw.runs")
+    ranking.add_argument("--chunks", nargs="?", const="maxp", choices=["maxp", "sump"],
+                         help="the plug-in returns chunks (doc#chunk): a doc scores its best chunk's score (maxp, "
+                         "the default) or their sum (sump)")
     add_db(ranking)
 
     importing = command("import", import_, "import TREC qrels, a BEIR folder and/or a TREC run into a collection")
@@ -250,6 +275,16 @@ def parser() -> Parser:
                            help="then build what depends on it and publish the serving copy, in this process")
     importing.add_argument("--vars", help="with --build: dbt vars for the build, e.g. '{k_values: [1, 10]}'")
     add_db(importing)
+
+    fusing = command("fuse", fuse, "fuse runs of a collection into a new run (rrf, combsum, combmnz)")
+    fusing.add_argument("--collection", default="docent", help="the runs' collection (default: docent)")
+    fusing.add_argument("--runs", required=True, help="the runs to fuse, comma-separated: bm25,dense")
+    fusing.add_argument("--method", default="rrf", choices=["rrf", "combsum", "combmnz"],
+                        help="rrf: sum of 1/(k + rank); combsum / combmnz: over min-max normalised scores")
+    fusing.add_argument("--rrf-k", type=float, default=60, help="rrf's k (default 60)")
+    fusing.add_argument("--run-id", help="the fused run (default: METHOD-RUN1-RUN2...)")
+    fusing.add_argument("--top-k", type=int, metavar="N", help="keep each question's top N fused docs")
+    add_db(fusing)
 
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read")
     building.add_argument("dbt_args", nargs="*", metavar="DBT_ARG", help="passed to dbt build, e.g. --select x+")

@@ -17,7 +17,7 @@ import duckdb
 
 from retrieval_metrics import beir, trec
 from retrieval_metrics.progress import Stages
-from retrieval_metrics.raw_tables import Run, has_judgments, replace_judgments, replace_run
+from retrieval_metrics.raw_tables import Run, check_judged, replace_judgments, replace_run
 from retrieval_metrics.warehouse import (
     SEEDED_COLLECTION,
     InputError,
@@ -98,8 +98,8 @@ def write(
     """
     judged = bool(request.qrels or request.beir)
     collection_id = request.collection_id
-    if not judged and collection_id != SEEDED_COLLECTION and not has_judgments(con, collection_id):
-        raise InputError(f"collection {collection_id!r} has no judgments yet: import --qrels (or --beir) first")
+    if not judged:
+        check_judged(con, collection_id)
     summary: list[str] = []
     run_summary = None
     if request.run and request.run_id:

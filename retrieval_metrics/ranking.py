@@ -14,16 +14,19 @@ transaction, and reuses them while a document's title and text are unchanged.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import numpy as np
 
 from retrieval_metrics.dbt_runner import first_failure, project_dir, run_dbt
+from retrieval_metrics.plugins import PluginRun, is_plugin, run_plugin
 from retrieval_metrics.progress import progress
 from retrieval_metrics.raw_tables import Ranking, Run, cached_doc_embeddings, replace_run, store_doc_embeddings
+from retrieval_metrics.scored_runs import LATENCY_COLUMNS, SCORED_COLUMNS, check_chunk_rule, write_scored_run
 from retrieval_metrics.retrievers import (
     DENSE,
     LEXICAL_RETRIEVERS,
@@ -45,20 +48,36 @@ COLLECTION_INPUTS = "collection_inputs"  # the dbt selector (selectors.yml) of w
 class RankRequest:
     """Which retrievers rank which collection; run_id names the run of a single retriever (default: its name)."""
 
-    retrievers: Sequence[str]
+    retrievers: Sequence[str]  # built-in names, or one plug-in's package.module:name
     collection_id: str = "docent"
     run_id: str | None = None
     every_installed: bool = False  # --all: skip dense, with one line, when its packages are missing
+    top_k: int | None = None  # keep each question's first N docs (default: every document)
+    params: Mapping[str, object] = field(default_factory=dict)  # a plug-in's --param pairs
+    chunk_rule: str | None = None  # a plug-in that returns chunks (doc#chunk): how a doc scores from them
 
     def check(self) -> None:
         check_identifier("collection", self.collection_id)
-        unknown = [name for name in self.retrievers if name not in RETRIEVER_NAMES]
+        unknown = [name for name in self.retrievers if name not in RETRIEVER_NAMES and not is_plugin(name)]
         if unknown:
-            raise InputError(f"unknown retriever {unknown[0]!r} (choose from {', '.join(RETRIEVER_NAMES)})")
+            raise InputError(
+                f"unknown retriever {unknown[0]!r} (choose from {', '.join(RETRIEVER_NAMES)}, "
+                "or name your own as package.module:name)"
+            )
+        plugins = [name for name in self.retrievers if is_plugin(name)]
+        if (self.params or self.chunk_rule) and not plugins:
+            raise InputError("--param and --chunks are for a plug-in retriever (--retriever package.module:name)")
+        check_chunk_rule(self.chunk_rule)
+        if self.top_k is not None and self.top_k < 1:
+            raise InputError(f"--top-k must be at least 1, not {self.top_k}")
         if self.run_id is not None:
             if len(self.retrievers) != 1:
                 raise InputError("--run-id names a single run: use it with --retriever, not --all")
             check_identifier("run id", self.run_id)
+
+    def run_id_of(self, retriever: str) -> str:
+        """The run a retriever writes: --run-id, else the retriever's name (a plug-in's attribute name)."""
+        return self.run_id or retriever.rpartition(":")[2].rpartition(".")[2]
 
 
 PROJECT_INPUTS = ("dbt_project.yml", "selectors.yml", "seeds", "models", "macros")  # what the load depends on
@@ -150,10 +169,12 @@ def to_ranking(question_ids: Sequence[str], rankings: Sequence[list[ScoredDoc]])
     )
 
 
-def rank_lexical(name: str, docs: Sequence[Document], questions: Sequence[tuple[str, str]]) -> Ranking:
+def rank_lexical(
+    name: str, docs: Sequence[Document], questions: Sequence[tuple[str, str]], top_k: int | None = None
+) -> Ranking:
     """One lexical retriever over every question."""
     retrieve, _ = LEXICAL_RETRIEVERS[name]
-    return to_ranking([q for q, _ in questions], retrieve([text for _, text in questions], docs))
+    return to_ranking([q for q, _ in questions], retrieve([text for _, text in questions], docs, top_k))
 
 
 def doc_embeddings(
@@ -180,12 +201,26 @@ def rank_dense(
     encoder: Encoder,
     docs: Sequence[Document],
     questions: Sequence[tuple[str, str]],
+    top_k: int | None = None,
 ) -> tuple[Ranking, int]:
     """The dense retriever over every question (questions are embedded now, docs through the cache), and how
     many doc embeddings were computed."""
     vectors, computed = doc_embeddings(con, collection_id, encoder, docs)
     question_vectors = encoder.encode([text for _, text in questions])
-    return to_ranking([q for q, _ in questions], dense(question_vectors, docs, vectors)), computed
+    return to_ranking([q for q, _ in questions], dense(question_vectors, docs, vectors, top_k)), computed
+
+
+def write_plugin_run(con: duckdb.DuckDBPyConnection, run: Run, result: PluginRun, chunk_rule: str | None) -> int:
+    """A plug-in's run through the checks and ranking rule of scored_runs, with its latencies."""
+    return write_scored_run(
+        con,
+        run,
+        SCORED_COLUMNS,
+        [result.question_ids, result.doc_ids, result.scores],
+        chunk_rule=chunk_rule,
+        latencies=LATENCY_COLUMNS,
+        latency_params=[list(result.latencies_ms), list(result.latencies_ms.values())],
+    )
 
 
 def rank_collection(database: Path, request: RankRequest, say: Callable[[str], None]) -> None:
@@ -202,32 +237,45 @@ def rank_collection(database: Path, request: RankRequest, say: Callable[[str], N
             say(f"skipped dense: its packages are not installed ({exc}); `make install-dense` adds them")
             names.remove(DENSE)
     load_collection_inputs(database)  # a database another process holds fails here, before dbt runs
-    collection_id = request.collection_id
+    collection_id, top_k = request.collection_id, request.top_k
+    kept = {"top_k": top_k} if top_k is not None else {}
     with connect(database) as con:
         docs, questions = read_collection(con, collection_id)
         # On a terminal, a bar over (retriever, question) pairs, advanced as each retriever finishes its questions.
         with progress(total=len(names) * len(questions), desc="rank", unit="question") as bar:
-            # Lexical rankings are computed before anything is written: a failure there writes nothing.
-            lexical: dict[str, Ranking] = {}
+            # Lexical and plug-in rankings are computed before anything is written: a failure there writes nothing.
+            computed: dict[str, Ranking | PluginRun] = {}
             for name in names:
                 if name != DENSE:
                     bar.set_postfix_str(name)
-                    lexical[name] = rank_lexical(name, docs, questions)
-                    bar.update(len(questions))
+                    if is_plugin(name):
+                        computed[name] = run_plugin(
+                            name, request.params, docs, questions, top_k or len(docs), bar.update
+                        )
+                    else:
+                        computed[name] = rank_lexical(name, docs, questions, top_k)
+                        bar.update(len(questions))
             for name in names:
                 note = ""
+                run_id = request.run_id_of(name)
                 with transaction(con):
-                    if name == DENSE and encoder is not None:
-                        bar.set_postfix_str(name)
-                        ranking, computed = rank_dense(con, collection_id, encoder, docs, questions)
-                        bar.update(len(questions))
-                        parameters = dense_parameters(encoder)
-                        note = f" ({computed} doc embeddings computed, {len(docs) - computed} reused)"
+                    result = computed.get(name)
+                    if isinstance(result, PluginRun):
+                        run = Run(collection_id, run_id, name, {**result.parameters, **kept})
+                        written = write_plugin_run(con, run, result, request.chunk_rule)
+                        n_questions = len(result.latencies_ms)
+                        note = f" (median search {statistics.median(result.latencies_ms.values()):.2f} ms)"
                     else:
-                        ranking, parameters = lexical[name], LEXICAL_RETRIEVERS[name][1]
-                    run = Run(collection_id, request.run_id or name, name, parameters)
-                    written = replace_run(con, run, *ranking.as_rows())
-                say(
-                    f"wrote run {collection_id}/{run.run_id}: {written} ranked docs for "
-                    f"{len(set(ranking.question_ids))} questions{note}"
-                )
+                        if name == DENSE and encoder is not None:
+                            bar.set_postfix_str(name)
+                            ranking, embedded = rank_dense(con, collection_id, encoder, docs, questions, top_k)
+                            bar.update(len(questions))
+                            parameters = dense_parameters(encoder)
+                            note = f" ({embedded} doc embeddings computed, {len(docs) - embedded} reused)"
+                        else:
+                            assert isinstance(result, Ranking)
+                            ranking, parameters = result, LEXICAL_RETRIEVERS[name][1]
+                        run = Run(collection_id, run_id, name, {**parameters, **kept})
+                        written = replace_run(con, run, *ranking.as_rows())
+                        n_questions = len(set(ranking.question_ids))
+                say(f"wrote run {collection_id}/{run.run_id}: {written} ranked docs for {n_questions} questions{note}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from retrieval_metrics.warehouse import check_identifier
+from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_identifier
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,8 @@ def replace_run(con: duckdb.DuckDBPyConnection, run: Run, rows: str, params: Seq
     check_identifier("collection", run.collection_id)
     check_identifier("run id", run.run_id)
     key = [run.collection_id, run.run_id]
-    con.execute("delete from raw.rankings where collection_id = ? and run_id = ?", key)
-    con.execute("delete from raw.runs where collection_id = ? and run_id = ?", key)
+    for table in ("rankings", "runs", "question_latencies", "chunk_rankings"):
+        con.execute(f"delete from raw.{table} where collection_id = ? and run_id = ?", key)
     written = con.execute(
         f"""
         insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score, matched_terms)
@@ -78,10 +78,14 @@ def replace_run(con: duckdb.DuckDBPyConnection, run: Run, rows: str, params: Seq
     return int(written[0]) if written else 0
 
 
-def has_judgments(con: duckdb.DuckDBPyConnection, collection_id: str) -> bool:
-    """Whether an imported collection has judgments in raw.qrels."""
+def check_judged(con: duckdb.DuckDBPyConnection, collection_id: str) -> None:
+    """InputError unless the collection has judgments for a run to be scored against: Docent's are its seeds,
+    an imported collection's are in raw.qrels."""
+    if collection_id == SEEDED_COLLECTION:
+        return
     found = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone()
-    return bool(found and found[0])
+    if not (found and found[0]):
+        raise InputError(f"collection {collection_id!r} has no judgments yet: import --qrels (or --beir) first")
 
 
 def replace_judgments(

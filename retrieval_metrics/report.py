@@ -207,6 +207,32 @@ def precision_recall_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -
                  "per run, identical runs overlap.", png(fig))
 
 
+def latency_chart(leaderboard: list[dict[str, Any]], collection_id: str) -> Chart | None:
+    """Quality against p95 search latency, one point per run that reports latency, at the largest k."""
+    k = max(r["k"] for r in leaderboard)
+    runs = [r for r in leaderboard if r["k"] == k and r["latency_p95_ms"] is not None]
+    if not runs:
+        return None
+    styles = run_styles(sorted(r["run_id"] for r in runs))
+    fig, (ax,) = new_figure(6.4, 4.6)
+    for run in sorted(runs, key=lambda r: r["run_id"]):
+        style = styles[run["run_id"]]
+        ax.plot([run["latency_p95_ms"]], [run["ndcg"]], linestyle="none", marker=style["marker"],
+                color=style["color"], markersize=9, label=run["run_id"])
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("p95 search latency per question, ms (log scale)")
+    ax.set_ylabel(f"NDCG@{k}")
+    ax.set_title(f"Quality against latency, {collection_id}")
+    ax.grid(alpha=0.3)
+    fig.legend(loc="outside lower center", ncol=min(len(runs), 3), frameon=False)
+    return Chart(collection_id, "latency",
+                 f"NDCG@{k} against p95 search latency of each run of {collection_id} that reports latency",
+                 f"NDCG@{k} against the 95th percentile of the time the retriever took per question; runs without "
+                 "a recorded latency (imported run files, built-in retrievers) are not shown. Up and to the left "
+                 "is better.", png(fig))
+
+
 def coverage_warnings(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[dict[str, Any]]:
     """Each (run, k) whose judged coverage (Judged@k, over the questions paired with the baseline) differs from
     the baseline's by more than COVERAGE_GAP, with the warning in words."""
@@ -364,7 +390,7 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
     charts += [chart for chart in (precision_recall_chart(con, collection_id),) if chart]
     charts.append(rank_heatmap(con, collection_id))
     versus = comparison_chart(comparisons, collection_id)
-    charts += [versus] if versus else []
+    charts += [chart for chart in (versus, latency_chart(leaderboard, collection_id)) if chart]
 
     first = leaderboard[0]
     baseline = first["baseline_run_id"]
@@ -384,10 +410,12 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
         parts.append(f"<h4>k = {k}</h4>")
         parts.append(table(
             ["run", "retriever", "questions", f"Recall@{k}", f"Precision@{k}", f"NDCG@{k}", f"Judged@{k}", "MRR",
-             "MAP", "R-precision", f"Hit@{k}", "NDCG rank", "NDCG vs baseline"],
+             "MAP", "R-precision", f"Hit@{k}", "NDCG rank", "NDCG vs baseline", "latency mean ms", "p50 ms",
+             "p95 ms"],
             [[fmt(r["run_id"]), fmt(r["retriever"]), fmt(r["n_questions"]), fmt(r["recall"]), fmt(r["precision"]),
               fmt(r["ndcg"]), fmt(r["judged"]), fmt(r["mrr"]), fmt(r["map"]), fmt(r["r_precision"]),
-              fmt(r["hit_rate"]), fmt(r["ndcg_rank"]), fmt(r["ndcg_vs_baseline"], signed=True)] for r in at_k],
+              fmt(r["hit_rate"]), fmt(r["ndcg_rank"]), fmt(r["ndcg_vs_baseline"], signed=True),
+              fmt(r["latency_mean_ms"]), fmt(r["latency_p50_ms"]), fmt(r["latency_p95_ms"])] for r in at_k],
             [f' data-run="{html.escape(r["run_id"])}" data-k="{k}"'
              + (' class="baseline"' if r["run_id"] == baseline else "") for r in at_k],
             text_columns=2,

@@ -33,7 +33,8 @@ class ScoredDoc:
     matched_terms: frozenset[str] | None = None  # the question terms found in the doc; None: not reported
 
 
-Retriever = Callable[[Sequence[str], Sequence[Document]], list[list[ScoredDoc]]]
+# questions, the collection's documents, how many docs to keep per question (None: all) -> rankings, best first
+Retriever = Callable[[Sequence[str], Sequence[Document], int | None], list[list[ScoredDoc]]]
 
 
 def doc_text(doc: Document) -> str:
@@ -84,7 +85,13 @@ def keyword_normalized(question: str, docs: Sequence[Document]) -> list[ScoredDo
 
 def per_question(retrieve: Callable[[str, Sequence[Document]], list[ScoredDoc]]) -> Retriever:
     """A retriever of every question from one that ranks a single question."""
-    return lambda questions, docs: [retrieve(q, docs) for q in questions]
+    return lambda questions, docs, top_k: [retrieve(q, docs)[:top_k] for q in questions]
+
+
+def best_indexes(scores: np.ndarray, top_k: int | None) -> np.ndarray:
+    """The indexes of the top_k highest scores, best first; equal scores keep the documents' order (as
+    best_first does), so a large collection is ranked without a Python object per document."""
+    return np.argsort(-np.asarray(scores), kind="stable")[:top_k]
 
 
 BM25_METHOD, BM25_K1, BM25_B = "lucene", 1.5, 0.75
@@ -108,7 +115,7 @@ def bm25_tokens(texts: Sequence[str]) -> list[list[str]]:
     return tokens
 
 
-def bm25(questions: Sequence[str], docs: Sequence[Document]) -> list[list[ScoredDoc]]:
+def bm25(questions: Sequence[str], docs: Sequence[Document], top_k: int | None = None) -> list[list[ScoredDoc]]:
     """BM25 (bm25s, Lucene variant, k1 = 1.5, b = 0.75) of every doc for every question, best first."""
     corpus = bm25_tokens([doc_text(d) for d in docs])
     index = bm25s.BM25(k1=BM25_K1, b=BM25_B, method=BM25_METHOD)
@@ -116,13 +123,12 @@ def bm25(questions: Sequence[str], docs: Sequence[Document]) -> list[list[Scored
     rankings = []
     for query in bm25_tokens(questions):
         scores = index.get_scores(query) if query else np.zeros(len(docs))  # bm25s refuses an empty query
+        terms = frozenset(query)
         rankings.append(
-            best_first(
-                [
-                    ScoredDoc(d.doc_id, float(score), frozenset(query).intersection(words))
-                    for d, score, words in zip(docs, scores, corpus, strict=True)
-                ]
-            )
+            [
+                ScoredDoc(docs[i].doc_id, float(scores[i]), terms.intersection(corpus[i]))
+                for i in best_indexes(scores, top_k)
+            ]
         )
     return rankings
 
@@ -192,13 +198,15 @@ def dense_parameters(encoder: Encoder) -> dict[str, object]:
     }
 
 
-def dense(question_vectors: np.ndarray, docs: Sequence[Document], doc_vectors: np.ndarray) -> list[list[ScoredDoc]]:
+def dense(
+    question_vectors: np.ndarray, docs: Sequence[Document], doc_vectors: np.ndarray, top_k: int | None = None
+) -> list[list[ScoredDoc]]:
     """Cosine similarity of each question's embedding (row) with each doc's (row), best first."""
     questions = np.asarray(question_vectors, dtype=np.float64)
     documents = np.asarray(doc_vectors, dtype=np.float64)
     questions = questions / np.linalg.norm(questions, axis=1, keepdims=True)
     documents = documents / np.linalg.norm(documents, axis=1, keepdims=True)
     return [
-        best_first([ScoredDoc(d.doc_id, float(score)) for d, score in zip(docs, row, strict=True)])
-        for row in questions @ documents.T
+        [ScoredDoc(docs[i].doc_id, float(row[i])) for i in best_indexes(row, top_k)]
+        for row in (documents @ question for question in questions)  # one row at a time: memory stays flat
     ]

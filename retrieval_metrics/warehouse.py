@@ -41,6 +41,23 @@ create table if not exists raw.rankings (
 alter table raw.runs add column if not exists run_version varchar;
 -- the question terms the doc matched, sorted and joined with ', ' (lexical retrievers; null otherwise)
 alter table raw.rankings add column if not exists matched_terms varchar;
+-- the time a retriever took per question, where the run reports it (plug-in retrievers, the Python API)
+create table if not exists raw.question_latencies (
+    collection_id varchar not null,
+    run_id varchar not null,
+    question_id varchar not null,
+    latency_ms double not null
+);
+-- a chunk run as it was given (one row per chunk), beside its document ranking in raw.rankings
+create table if not exists raw.chunk_rankings (
+    collection_id varchar not null,
+    run_id varchar not null,
+    question_id varchar not null,
+    chunk_id varchar not null,
+    doc_id varchar not null,
+    rank integer not null,
+    score double not null
+);
 -- the dense retriever's cache of document embeddings: reused while the embedded text is unchanged
 create table if not exists raw.doc_embeddings (
     collection_id varchar not null,

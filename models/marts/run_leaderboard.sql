@@ -1,9 +1,21 @@
 -- One row per (collection, k, run): the run's run_metrics values, its rank among the collection's runs by
--- NDCG@k, and for every one of those measures its difference from the baseline run (var baseline_run_id) of
--- the same collection. Every measure against the baseline, with significance: run_comparisons.
+-- NDCG@k, its search latency where the run reports one (mean, p50, p95 over its questions), and for every one
+-- of those measures its difference from the baseline run (var baseline_run_id) of the same collection. Every
+-- measure against the baseline, with significance: run_comparisons.
 
 with run_metrics as (
     select * from {{ ref('run_metrics') }}
+),
+
+latencies as (
+    select
+        collection_id,
+        run_id,
+        avg(latency_ms) as latency_mean_ms,
+        {{ percentile_cont('latency_ms', 0.5) }} as latency_p50_ms,
+        {{ percentile_cont('latency_ms', 0.95) }} as latency_p95_ms
+    from {{ ref('stg_raw__question_latencies') }}
+    group by collection_id, run_id
 ),
 
 baseline as (
@@ -24,6 +36,9 @@ select
         partition by run_metrics.collection_id, run_metrics.k
         order by run_metrics.ndcg desc
     ) as integer) as ndcg_rank,
+    latencies.latency_mean_ms,
+    latencies.latency_p50_ms,
+    latencies.latency_p95_ms,
     baseline.run_id as baseline_run_id,
     {%- for measure in measure_registry() if measure.run_metrics_column %}
     run_metrics.{{ measure.run_metrics_column }} - baseline.{{ measure.run_metrics_column }}
@@ -33,3 +48,6 @@ from run_metrics
 left join baseline
     on run_metrics.collection_id = baseline.collection_id
     and run_metrics.k = baseline.k
+left join latencies
+    on run_metrics.collection_id = latencies.collection_id
+    and run_metrics.run_id = latencies.run_id

@@ -1,0 +1,25 @@
+-- One row per (collection, run, question) whose search time the run reports (plug-in retrievers, the Python
+-- API). Empty in a warehouse written before latencies were recorded.
+{%- set latencies = source('raw', 'question_latencies') %}
+{%- set present = not execute or adapter.get_relation(
+    database=latencies.database, schema=latencies.schema, identifier=latencies.identifier) is not none %}
+
+{%- if present %}
+with source as (
+    select * from {{ latencies }}
+)
+
+select
+    cast(collection_id as varchar) as collection_id,
+    cast(run_id as varchar) as run_id,
+    cast(question_id as varchar) as question_id,
+    cast(latency_ms as double) as latency_ms
+from source
+{%- else %}
+select
+    cast(null as varchar) as collection_id,
+    cast(null as varchar) as run_id,
+    cast(null as varchar) as question_id,
+    cast(null as double) as latency_ms
+where false
+{%- endif %}

@@ -1,0 +1,108 @@
+"""The Python API, for notebooks: write a run from rows you already have, then build.
+
+    import retrieval_metrics as rm
+    rm.write_run("docent", "my_retriever", rows)   # rows: (question_id, doc_id, score[, latency_ms])
+    rm.build()                                     # dbt build, then the serving copy; then query the marts
+
+`rows` is an iterable of tuples, or a table with those columns (a pandas or polars DataFrame, a pyarrow Table,
+a DuckDB relation). The run goes through the checks and the ranking rule of the file import (trec_eval's: score
+descending as a 32-bit float, ties by doc id descending), in one transaction: a bad row writes nothing and
+raises InputError naming the question and the problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from retrieval_metrics.raw_tables import Run, check_judged
+from retrieval_metrics.scored_runs import LATENCY_COLUMNS, SCORED_COLUMNS, write_scored_run
+from retrieval_metrics.warehouse import InputError, connect, database_path, memory_limit, transaction
+
+COLUMNS = ("question_id", "doc_id", "score")
+LATENCY = "latency_ms"
+
+
+def is_table(rows: object) -> bool:
+    """Whether DuckDB can read `rows` as a table by name (a DataFrame, an Arrow table, a relation)."""
+    return any(hasattr(rows, attribute) for attribute in ("columns", "schema", "arrow"))
+
+
+def table_columns(rows: Any) -> list[str]:
+    columns = getattr(rows, "columns", None)
+    if columns is None:
+        columns = rows.schema.names
+    return [str(column) for column in columns]
+
+
+def write_run(
+    collection_id: str,
+    run_id: str,
+    rows: Iterable[tuple[Any, ...]] | Any,
+    *,
+    retriever: str = "python",
+    parameters: Mapping[str, object] | None = None,
+    chunk_rule: str | None = None,
+    top_k: int | None = None,
+    database: str | Path | None = None,
+) -> int:
+    """Write (or replace) run `run_id` of a collection from scored rows; returns the ranking rows written.
+
+    With `chunk_rule` ("maxp" or "sump") the doc ids are chunk ids, `doc#chunk`; with `top_k`, each question
+    keeps its first N docs. `retriever` and `parameters` are recorded in raw.runs. A fourth value (or a
+    `latency_ms` column) is the time the question's search took, one per question, in milliseconds."""
+    run = Run(collection_id, run_id, retriever, dict(parameters or {}))
+    path = database_path(database)
+    with connect(path, config={"memory_limit": memory_limit()}) as con:
+        if is_table(rows):
+            columns = table_columns(rows)
+            missing = [name for name in COLUMNS if name not in columns]
+            if missing:
+                raise InputError(f"rows have no {missing[0]!r} column (they need {', '.join(COLUMNS)})")
+            con.register("api_rows", rows)
+            scored, params = f"select {', '.join(COLUMNS)} from api_rows", []
+            latencies = f"select question_id, {LATENCY} from api_rows" if LATENCY in columns else None
+            latency_params: list[object] = []
+        else:
+            scored, params, latencies, latency_params = from_tuples(rows)
+        with transaction(con):
+            check_judged(con, collection_id)
+            return write_scored_run(
+                con,
+                run,
+                scored,
+                params,
+                top_k=top_k,
+                chunk_rule=chunk_rule,
+                latencies=latencies,
+                latency_params=latency_params,
+            )
+
+
+def from_tuples(rows: Iterable[tuple[Any, ...]]) -> tuple[str, list[object], str | None, list[object]]:
+    """Tuples as the column lists scored_runs unnests: (question_id, doc_id, score[, latency_ms])."""
+    columns: list[list[Any]] = [[], [], [], []]
+    widths = set()
+    for number, row in enumerate(rows, 1):
+        if len(row) not in (3, 4):
+            raise InputError(f"row {number}: {len(row)} values, not (question_id, doc_id, score[, latency_ms])")
+        widths.add(len(row))
+        for column, value in zip(columns, row, strict=False):
+            column.append(value)
+    if len(widths) > 1:
+        raise InputError("some rows have a latency and some do not: give it on every row or on none")
+    question_ids = [None if q is None else str(q) for q in columns[0]]
+    doc_ids = [None if d is None else str(d) for d in columns[1]]
+    scored = [question_ids, doc_ids, columns[2]]
+    if widths == {4}:
+        return SCORED_COLUMNS, scored, LATENCY_COLUMNS, [question_ids, columns[3]]
+    return SCORED_COLUMNS, scored, None, []
+
+
+def build(*dbt_args: str, database: str | Path | None = None) -> str:
+    """dbt build of the warehouse (with any dbt arguments, e.g. "--select", "source:raw+"), then its serving
+    copy; returns the line `retrieval-metrics build` prints. Raises if the build fails."""
+    from retrieval_metrics.cli import build_database
+
+    return build_database(database_path(database), dbt_args)
