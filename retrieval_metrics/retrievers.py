@@ -85,7 +85,11 @@ def keyword_normalized(question: str, docs: Sequence[Document]) -> list[ScoredDo
 
 def per_question(retrieve: Callable[[str, Sequence[Document]], list[ScoredDoc]]) -> Retriever:
     """A retriever of every question from one that ranks a single question."""
-    return lambda questions, docs, top_k: [retrieve(q, docs)[:top_k] for q in questions]
+
+    def every_question(questions: Sequence[str], docs: Sequence[Document], top_k: int | None = None) -> list[list[ScoredDoc]]:
+        return [retrieve(q, docs)[:top_k] for q in questions]
+
+    return every_question
 
 
 def best_indexes(scores: np.ndarray, top_k: int | None) -> np.ndarray:

@@ -21,7 +21,7 @@ import pytest
 from conftest import cli_env, run_cli
 from retrieval_metrics.cli import main, parser
 
-SUBCOMMANDS = ["rank", "import", "build", "scorecard", "report", "export", "query", "bench"]
+SUBCOMMANDS = ["rank", "import", "fuse", "build", "scorecard", "report", "export", "query", "bench"]
 
 
 def test_help_lists_every_subcommand() -> None:
@@ -49,7 +49,8 @@ def case(name: str, argv: list[str], where: str, message: str, **marks: object) 
 # path; every command runs with RETRIEVAL_DB=DB.
 BAD_INPUT = [
     case("rank-unknown-retriever", ["rank", "--retriever", "nope", "--db", "DB"],
-         "retrieval-metrics rank", "argument --retriever: invalid choice: 'nope'"),
+         "retrieval-metrics rank", "unknown retriever 'nope' (choose from keyword_overlap, keyword_normalized, bm25, "
+         "dense, or name your own as package.module:name)"),
     case("rank-all-with-run-id", ["rank", "--all", "--run-id", "x", "--db", "DB"],
          "retrieval-metrics rank", "--run-id names a single run: use it with --retriever, not --all"),
     case("rank-bad-collection", ["rank", "--retriever", "bm25", "--collection", "a b", "--db", "EMPTY"],

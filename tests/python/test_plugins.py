@@ -79,7 +79,7 @@ def rankings(warehouse: Warehouse, run_id: str, collection_id: str = "mini") -> 
         "where collection_id = ? and run_id = ? group by question_id order by question_id",
         [collection_id, run_id],
     )
-    return {q: [tuple(pair.values()) for pair in ranked] for q, ranked in rows}  # type: ignore[union-attr]
+    return {q: [tuple(pair) for pair in ranked] for q, ranked in rows}
 
 
 def test_builtin_and_plugin_retrievers_rank_an_imported_collection(collection: PluginWarehouse) -> None:
@@ -117,6 +117,16 @@ def test_the_leaderboard_shows_latency_where_a_run_reports_it(collection: Plugin
         "from raw.question_latencies where run_id = 'WordCount'")[0]
     assert by_run["WordCount"] == list(measured)
     assert by_run["WordCount"][1] <= by_run["WordCount"][2]
+
+
+def test_the_report_plots_quality_against_latency(collection: PluginWarehouse, tmp_path: Path) -> None:
+    from retrieval_metrics.report import write_report
+
+    write_report(collection.db_path, tmp_path / "report")
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert (tmp_path / "report" / "mini-latency.png").stat().st_size > 5000
+    assert 'id="chart-mini-latency"' in page
+    assert not (tmp_path / "report" / "docent-latency.png").exists()  # no Docent run records latency
 
 
 PROBLEMS = [
@@ -215,7 +225,7 @@ def test_a_chunk_run_ranks_documents_by_their_best_chunk_and_keeps_the_chunks(
     collection: PluginWarehouse, tmp_path: Path
 ) -> None:
     database = collection.copy(tmp_path).db_path
-    chunks = [("q1", "d1#0", 0.2), ("q1", "d1#1", 0.9), ("q1", "d2#0", 0.5), ("q1", "d2#3", 0.6),
+    chunks = [("q1", "d1#0", 0.2), ("q1", "d1#1", 0.9), ("q1", "d2#0", 0.5), ("q1", "d2#3", 0.7),
               ("q2", "d3#7", 1.0)]  # fmt: skip
     api.write_run("mini", "maxp", chunks, chunk_rule="maxp", database=database)
     api.write_run("mini", "sump", chunks, chunk_rule="sump", database=database)
@@ -223,8 +233,8 @@ def test_a_chunk_run_ranks_documents_by_their_best_chunk_and_keeps_the_chunks(
         ranked = dict(con.execute(
             "select run_id, list((doc_id, score) order by rank) from raw.rankings "
             "where run_id in ('maxp', 'sump') and question_id = 'q1' group by run_id").fetchall())  # fmt: skip
-        assert [tuple(p.values()) for p in ranked["maxp"]] == [("d1", 0.9), ("d2", 0.6)]
-        assert [tuple(p.values()) for p in ranked["sump"]] == [("d1", 0.2 + 0.9), ("d2", 0.5 + 0.6)]
+        assert [tuple(p) for p in ranked["maxp"]] == [("d1", 0.9), ("d2", 0.7)]  # the best chunk
+        assert [tuple(p) for p in ranked["sump"]] == [("d2", 0.5 + 0.7), ("d1", 0.2 + 0.9)]  # the sum
         assert con.execute("select chunk_id, doc_id, rank from raw.chunk_rankings where run_id = 'maxp' "
                            "and question_id = 'q1' order by rank").fetchall() == [  # fmt: skip
             ("d1#1", "d1", 1), ("d2#3", "d2", 2), ("d2#0", "d2", 3), ("d1#0", "d1", 4)]

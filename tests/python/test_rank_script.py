@@ -79,7 +79,7 @@ def test_rewriting_a_run_is_idempotent_and_leaves_other_runs_alone(lesson: Wareh
     [
         (["--retriever", "keyword_overlap", "--run-id", "has space"], "run id 'has space' is not a plain identifier"),
         (["--retriever", "keyword_overlap", "--run-id", ""], "run id '' is not a plain identifier"),
-        (["--retriever", "no_such_retriever"], "invalid choice: 'no_such_retriever'"),
+        (["--retriever", "no_such_retriever"], "unknown retriever 'no_such_retriever' (choose from keyword_overlap"),
     ],
 )
 def test_bad_arguments_exit_2_and_write_nothing(
