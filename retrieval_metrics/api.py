@@ -4,10 +4,11 @@
     rm.write_run("docent", "my_retriever", rows)   # rows: (question_id, doc_id, score[, latency_ms])
     rm.build()                                     # dbt build, then the serving copy; then query the marts
 
-`rows` is an iterable of tuples, or a table with those columns (a pandas or polars DataFrame, a pyarrow Table,
-a DuckDB relation). The run goes through the checks and the ranking rule of the file import (trec_eval's: score
-descending as a 32-bit float, ties by doc id descending), in one transaction: a bad row writes nothing and
-raises InputError naming the question and the problem.
+`rows` is an iterable of tuples, or a table with those columns (a pandas DataFrame, a DuckDB relation, or any
+table DuckDB reads from Python: a pyarrow Table; a polars DataFrame, with pyarrow installed). The run goes
+through the checks and the ranking rule of the file import (trec_eval's: score descending as a 32-bit float,
+ties by doc id descending), in one transaction: a bad row writes nothing and raises InputError naming the
+question and the problem.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from retrieval_metrics.raw_tables import Run, check_judged
 from retrieval_metrics.scored_runs import LATENCY_COLUMNS, SCORED_COLUMNS, write_scored_run
@@ -25,7 +28,7 @@ LATENCY = "latency_ms"
 
 
 def is_table(rows: object) -> bool:
-    """Whether DuckDB can read `rows` as a table by name (a DataFrame, an Arrow table, a relation)."""
+    """Whether DuckDB can read `rows` as a table by name (a DataFrame, an Arrow table)."""
     return any(hasattr(rows, attribute) for attribute in ("columns", "schema", "arrow"))
 
 
@@ -55,6 +58,8 @@ def write_run(
     run = Run(collection_id, run_id, retriever, dict(parameters or {}))
     path = database_path(database)
     with connect(path, config={"memory_limit": memory_limit()}) as con:
+        if isinstance(rows, duckdb.DuckDBPyRelation):
+            rows = rows.df()  # a relation belongs to its own connection: bring its rows over
         if is_table(rows):
             columns = table_columns(rows)
             missing = [name for name in COLUMNS if name not in columns]

@@ -1,4 +1,4 @@
-"""Rank a collection's questions with the built-in retrievers and write one run per retriever.
+"""Rank a collection's questions with the built-in retrievers, or with a plug-in (plugins), one run each.
 
 The documents and questions come from the warehouse (intermediate.int_documents_unioned and
 int_questions_unioned), so every collection is read the same way: the seeded Docent set or an imported one.
@@ -210,14 +210,16 @@ def rank_dense(
     return to_ranking([q for q, _ in questions], dense(question_vectors, docs, vectors, top_k)), computed
 
 
-def write_plugin_run(con: duckdb.DuckDBPyConnection, run: Run, result: PluginRun, chunk_rule: str | None) -> int:
-    """A plug-in's run through the checks and ranking rule of scored_runs, with its latencies."""
+def write_plugin_run(con: duckdb.DuckDBPyConnection, run: Run, result: PluginRun, request: RankRequest) -> int:
+    """A plug-in's run through the checks and ranking rule of scored_runs, with its latencies: each question's
+    top N under --top-k, whatever the plug-in returned."""
     return write_scored_run(
         con,
         run,
         SCORED_COLUMNS,
         [result.question_ids, result.doc_ids, result.scores],
-        chunk_rule=chunk_rule,
+        top_k=request.top_k,
+        chunk_rule=request.chunk_rule,
         latencies=LATENCY_COLUMNS,
         latency_params=[list(result.latencies_ms), list(result.latencies_ms.values())],
     )
@@ -262,7 +264,7 @@ def rank_collection(database: Path, request: RankRequest, say: Callable[[str], N
                     result = computed.get(name)
                     if isinstance(result, PluginRun):
                         run = Run(collection_id, run_id, name, {**result.parameters, **kept})
-                        written = write_plugin_run(con, run, result, request.chunk_rule)
+                        written = write_plugin_run(con, run, result, request)
                         n_questions = len(result.latencies_ms)
                         note = f" (median search {statistics.median(result.latencies_ms.values()):.2f} ms)"
                     else:

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 
 from conftest import Warehouse
@@ -102,6 +103,15 @@ def test_builtin_and_plugin_retrievers_rank_an_imported_collection(collection: P
     assert [len(ranked) for ranked in rankings(collection, "tfidf").values()] == [2, 2, 2]
     assert json.loads(collection.rows("select parameters from raw.runs where run_id = 'tfidf'")[0][0]) == {
         "plugin": "tfidf_retriever:TfidfRetriever", "params": {"sublinear_tf": True}, "version": "1.0", "top_k": 2}
+
+
+def test_top_k_cuts_what_a_plugin_returns(collection: PluginWarehouse, tmp_path: Path) -> None:
+    copy = collection.copy(tmp_path)
+    warehouse = PluginWarehouse(copy.project_dir, copy.db_path, copy.target_dir, copy.cli_target_dir)
+    warehouse.ranked("--collection", "mini", "--retriever", "plugin_retrievers:EveryDoc", "--top-k", "2")
+    # the top 2 by score, ties by doc id descending: q2 and q3 have one doc that matches, then d4 (of d1, d2, d4)
+    assert {q: [doc for doc, _ in ranked] for q, ranked in rankings(warehouse, "EveryDoc").items()} == {
+        "q1": ["d2", "d1"], "q2": ["d3", "d4"], "q3": ["d2", "d4"]}
 
 
 def test_the_leaderboard_shows_latency_where_a_run_reports_it(collection: PluginWarehouse) -> None:
@@ -200,6 +210,16 @@ def test_a_notebook_writes_a_run_in_three_lines_and_builds(collection: PluginWar
                                   "where collection_id = 'mini' and run_id = 'notebook' and k = 1").fetchone()  # fmt: skip
     # recall@1: q1's top doc is d2 (the tie with d1, broken by doc id), one of its two relevant docs; q2, q3: 1
     assert p50 == 4.0 and recall == pytest.approx((0.5 + 1 + 1) / 3, abs=1e-15)
+    # the same rows as a pandas DataFrame and as a DuckDB relation: the same run
+    frame = pd.DataFrame(rows, columns=["question_id", "doc_id", "score", "latency_ms"])
+    rm.write_run("mini", "from_frame", frame, database=database)
+    rm.write_run("mini", "from_relation", duckdb.connect().from_df(frame), database=database)
+    with duckdb.connect(str(database), read_only=True) as con:
+        runs = [con.execute("select question_id, doc_id, rank, score from raw.rankings where run_id = ? order by all",
+                            [run_id]).fetchall() for run_id in ("notebook", "from_frame", "from_relation")]  # fmt: skip
+        latencies = [con.execute("select question_id, latency_ms from raw.question_latencies where run_id = ? "
+                                 "order by all", [run_id]).fetchall() for run_id in ("notebook", "from_frame")]  # fmt: skip
+    assert runs[0] == runs[1] == runs[2] and latencies[0] == latencies[1]
 
 
 def test_the_api_refuses_bad_rows_and_writes_nothing(collection: PluginWarehouse, tmp_path: Path) -> None:
