@@ -4,9 +4,12 @@
 {%- set present = not execute or adapter.get_relation(
     database=latencies.database, schema=latencies.schema, identifier=latencies.identifier) is not none %}
 
-{%- if present %}
 with source as (
+    {%- if present %}
     select * from {{ latencies }}
+    {%- else %}
+    select null as collection_id, null as run_id, null as question_id, null as latency_ms where false
+    {%- endif %}
 )
 
 select
@@ -15,11 +18,3 @@ select
     cast(question_id as varchar) as question_id,
     cast(latency_ms as double) as latency_ms
 from source
-{%- else %}
-select
-    cast(null as varchar) as collection_id,
-    cast(null as varchar) as run_id,
-    cast(null as varchar) as question_id,
-    cast(null as double) as latency_ms
-where false
-{%- endif %}
