@@ -58,7 +58,7 @@ def rank(args: argparse.Namespace) -> str:
 def import_(args: argparse.Namespace) -> str:
     from retrieval_metrics.importing import ImportRequest, import_collection
 
-    request = ImportRequest(args.collection, args.qrels, args.beir, args.split, args.run, args.run_id)
+    request = ImportRequest(args.collection, args.qrels, args.beir, args.split, args.run, args.run_id, args.chunks)
     desc = f"{PROG} import"
     if args.vars and not args.build:
         raise InputError("--vars goes with --build: they are the build's dbt vars")
@@ -271,6 +271,9 @@ def parser() -> Parser:
     importing.add_argument("--split", default="test", help="BEIR qrels split (default: test)")
     importing.add_argument("--run", type=Path, help="TREC run file: qid Q0 docno rank score tag")
     importing.add_argument("--run-id", help="run id for --run (a plain identifier)")
+    importing.add_argument("--chunks", nargs="?", const="maxp", choices=["maxp", "sump"],
+                           help="the run's ids are chunks (doc#chunk): a doc scores its best chunk's score (maxp, "
+                           "the default) or their sum (sump)")
     importing.add_argument("--build", action="store_true",
                            help="then build what depends on it and publish the serving copy, in this process")
     importing.add_argument("--vars", help="with --build: dbt vars for the build, e.g. '{k_values: [1, 10]}'")

@@ -18,6 +18,7 @@ import duckdb
 from retrieval_metrics import beir, trec
 from retrieval_metrics.progress import Stages
 from retrieval_metrics.raw_tables import Run, check_judged, replace_judgments, replace_run
+from retrieval_metrics.scored_runs import check_chunk_rule, write_scored_run
 from retrieval_metrics.warehouse import (
     SEEDED_COLLECTION,
     InputError,
@@ -38,6 +39,7 @@ class ImportRequest:
     split: str = "test"
     run: Path | None = None
     run_id: str | None = None
+    chunk_rule: str | None = None  # the run's ids are chunks (doc#chunk): how a doc scores from them
 
     def check(self) -> None:
         """InputError for a request that cannot be carried out, before anything is read."""
@@ -52,6 +54,9 @@ class ImportRequest:
             check_identifier("run id", self.run_id)
         if bool(self.run) != (self.run_id is not None):
             raise InputError("--run and --run-id go together")
+        if self.chunk_rule is not None and not self.run:
+            raise InputError("--chunks goes with --run: it says how the run's chunks score their documents")
+        check_chunk_rule(self.chunk_rule)
 
 
 class CarefulReadNeeded(Exception):
@@ -77,6 +82,8 @@ def import_collection(database: Path, request: ImportRequest, desc: str = "impor
         elif request.beir:
             beir.check_beir(con, request.beir, request.split)
         try:
+            if request.chunk_rule:  # a chunk run takes the careful read, then the checks every scored run gets
+                raise CarefulReadNeeded("a chunk run")
             with transaction(con):
                 return write(con, request, stages)
         except CarefulReadNeeded:
@@ -111,7 +118,10 @@ def write(
         tag = trec.run_tag(request.run)
         run = Run(collection_id, request.run_id, tag, {"format": "trec", "source": request.run.name, "tag": tag})
         try:
-            n_rows = replace_run(con, run, trec.ranked_rows(rows))
+            if request.chunk_rule:  # the chunks as given go to raw.chunk_rankings, their docs to raw.rankings
+                n_rows = write_scored_run(con, run, rows, chunk_rule=request.chunk_rule, check_docs=False)
+            else:
+                n_rows = replace_run(con, run, trec.ranked_rows(rows))
         except duckdb.Error as exc:
             if not one_pass:
                 raise

@@ -69,6 +69,22 @@ def test_run_is_ranked_as_trec_eval_ranks_it(loaded: Warehouse) -> None:
     assert loaded.rows("select retriever from raw.runs where run_id = 'r1'") == [("tagA",)]
 
 
+def test_a_chunk_run_file_ranks_its_documents_by_their_best_chunk(loaded: Warehouse, tmp_path: Path) -> None:
+    (tmp_path / "chunks.txt").write_text("1 Q0 d1#0 1 0.5 c\n1 Q0 d1#1 2 2.5 c\n1 Q0 d2#0 3 1.5 c\n07 Q0 d5#2 1 3 c\n")
+    db = ["--db", str(loaded.db_path)]
+    assert import_trec(["--collection", "tiny", "--run", str(tmp_path / "chunks.txt"), "--run-id", "c", "--chunks",
+                        *db]) == 0  # fmt: skip
+    assert loaded.rows("select question_id, doc_id, rank, score from raw.rankings where run_id = 'c' order by all") == [
+        ("07", "d5", 1, 3.0), ("1", "d1", 1, 2.5), ("1", "d2", 2, 1.5)]
+    assert loaded.rows("select chunk_id, rank from raw.chunk_rankings where run_id = 'c' and question_id = '1' "
+                       "order by rank") == [("d1#1", 1), ("d2#0", 2), ("d1#0", 3)]  # fmt: skip
+    assert json.loads(loaded.rows("select parameters from raw.runs where run_id = 'c'")[0][0])["chunk_rule"] == "maxp"
+    (tmp_path / "plain.txt").write_text("1 Q0 d1 1 0.5 c\n")
+    assert import_trec(["--collection", "tiny", "--run", str(tmp_path / "plain.txt"), "--run-id", "c", "--chunks",
+                        *db]) == 2  # fmt: skip
+    assert loaded.rows("select count(*) from raw.chunk_rankings where run_id = 'c'") == [(4,)]  # nothing lost
+
+
 def test_reimport_replaces_that_run_only(loaded: Warehouse, tmp_path: Path) -> None:
     r2_before = [row for row in dump(loaded) if "r2" in str(row[2])]
     (tmp_path / "shorter.txt").write_text("1 Q0 d2 1 9 new\n")
