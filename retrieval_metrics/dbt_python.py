@@ -7,15 +7,15 @@ from typing import Any
 import pandas as pd
 
 
-def rows_of_planned_runs(relation: Any, plans: Any, this: Any) -> pd.DataFrame:
+def rows_of_planned_runs(relation: Any, plans: Any, this: Any) -> Any:
     """The rows of `relation` (a DuckDB relation with collection_id and run_id) that belong to the runs this
-    build computes for the model `this`, as listed in `plans` (build_state.run_plans): the macro
+    build computes for the model `this`, as listed in `plans` (build_state.run_plans), as a relation: the macro
     rows_of_planned_runs of macros/incremental_runs.sql, for a Python model."""
     keys = plans.filter(f"model_name = '{this.identifier}'").project("collection_id, run_id").fetchall()
     if not keys:
-        return relation.limit(0).df()
+        return relation.limit(0)
     quoted = ", ".join("(" + ", ".join("'" + part.replace("'", "''") + "'" for part in key) + ")" for key in keys)
-    return relation.filter(f"(collection_id, run_id) in ({quoted})").df()
+    return relation.filter(f"(collection_id, run_id) in ({quoted})")
 
 
 def as_relation(session: Any, frame: pd.DataFrame, types: dict[str, str]) -> Any:

@@ -69,7 +69,8 @@ def model(dbt, session):
     dbt.config(materialized="incremental")  # per run, as dbt_project.yml says: Python models need it here too
     n_permutations = int(dbt.config.get("n_permutations"))
     seed = int(dbt.config.get("permutation_seed"))
-    paired = rows_of_planned_runs(dbt.ref("question_comparisons"), dbt.source("build_state", "run_plans"), dbt.this)
+    planned = rows_of_planned_runs(dbt.ref("question_comparisons"), dbt.source("build_state", "run_plans"), dbt.this)
+    paired = planned.df()
     paired = paired.sort_values([*KEYS, "question_id"], kind="mergesort")
     rows = [
         {**dict(zip(KEYS, key)), "measure": group["measure"].iloc[0], "k": group["k"].iloc[0],

@@ -176,6 +176,7 @@ def test_ours_11th_s_warehouse_is_built_once_then_reused_while_the_project_is_un
         assert env["RETRIEVAL_SERVING_DB"] == str(tmp_path / "warehouse.serving.duckdb")
         commands.append(cmd)
         Path(env["RETRIEVAL_DB"]).write_text(f"{len(commands)} runs")
+        Path(env["RETRIEVAL_SERVING_DB"]).write_text(f"{len(commands)} runs, published")
         return 1.0, 1, ""
 
     monkeypatch.setattr(benchmark, "measure", fake_measure)
@@ -183,6 +184,8 @@ def test_ours_11th_s_warehouse_is_built_once_then_reused_while_the_project_is_un
     prepare_prior_warehouse(setup, rows=600)
     assert setup.prior_error == "" and setup.prior_warehouse is not None
     assert setup.prior_warehouse.read_text() == "3 runs" and not (tmp_path / "warehouse.duckdb").exists()
+    # its serving copy is kept beside it: the 11th run publishes over it, as after a user's tenth build
+    assert benchmark.serving_of(setup.prior_warehouse).read_text() == "3 runs, published"
     assert [cmd[cmd.index("--run-id") + 1] for cmd in commands] == ["run01", "run02", "run03"]
     assert ["--qrels" in cmd for cmd in commands] == [True, False, False]
     assert all(cmd[-3:] == ["--build", "--vars", "{k_values: [1, 3, 10]}"] for cmd in commands)
@@ -225,7 +228,8 @@ def test_cli_runs_ours_and_ours_11th_and_they_agree_with_pytrec_eval(tmp_path: P
     assert re.search(r"[\d.]+x ours \(target <= 1.1x\)", eleventh)
 
     work = tmp_path / "work"
-    assert [p.name for p in (work / "ours_11th_cache").glob("*.duckdb")] == ["q20_d30_s3_1runs.duckdb"]
+    assert sorted(p.name for p in (work / "ours_11th_cache").glob("*.duckdb")) == [
+        "q20_d30_s3_1runs.duckdb", "q20_d30_s3_1runs.serving.duckdb"]
     assert not (work / "warehouse.serving.duckdb").exists()  # dropped after each round
     report = markdown.read_text()
     assert "| ours: empty warehouse |" in report and "| ours_11th: run02 added to 1 run |" in report
