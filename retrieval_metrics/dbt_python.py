@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from retrieval_metrics.warehouse import sql_literal
+
 
 def rows_of_planned_runs(relation: Any, plans: Any, this: Any) -> Any:
     """The rows of `relation` (a DuckDB relation with collection_id and run_id) that belong to the runs this
@@ -14,7 +16,7 @@ def rows_of_planned_runs(relation: Any, plans: Any, this: Any) -> Any:
     keys = plans.filter(f"model_name = '{this.identifier}'").project("collection_id, run_id").fetchall()
     if not keys:
         return relation.limit(0)
-    quoted = ", ".join("(" + ", ".join("'" + part.replace("'", "''") + "'" for part in key) + ")" for key in keys)
+    quoted = ", ".join("(" + ", ".join(map(sql_literal, key)) + ")" for key in keys)
     return relation.filter(f"(collection_id, run_id) in ({quoted})")
 
 

@@ -10,15 +10,12 @@ import numpy as np
 import pandas as pd
 
 from retrieval_metrics.dbt_python import as_relation, rows_of_planned_runs
+from retrieval_metrics.warehouse import sql_literal
 
 COLUMN_TYPES = {"collection_id": "varchar", "run_id": "varchar", "measure_name": "varchar", "ci_low": "double",
                 "ci_high": "double"}
 BATCH_VALUES = 2_000_000  # values per batch of resamples, as the batch given to scipy.stats.bootstrap before
 COUNTS_PER_PRODUCT = 4_000_000  # question counts per matrix product (32 MB)
-
-
-def literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def intervals(matrix: np.ndarray, geometric: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, ...]:
@@ -54,13 +51,13 @@ def model(dbt, session):
     sums = [measure for measure, aggregation in aggregations.items() if aggregation == "sum"]
     measured = rows_of_planned_runs(dbt.ref("question_measures"), dbt.source("build_state", "run_plans"), dbt.this)
     measured = measured.filter("is_averaged").filter(
-        "not list_contains([" + ", ".join("'" + m.replace("'", "''") + "'" for m in sums) + "]::varchar[], measure)"
+        "not list_contains([" + ", ".join(map(sql_literal, sums)) + "]::varchar[], measure)"
     )
     frames = []
     for collection_id, run_id in measured.project("collection_id, run_id").distinct().order("all").fetchall():
         # One run's values as a (measure names x questions) matrix, both sorted, fetched as numbers only: at
         # 100,000 questions a DataFrame of the run's rows took 3 GB, the matrix 40 MB
-        run = measured.filter(f"collection_id = {literal(collection_id)} and run_id = {literal(run_id)}")
+        run = measured.filter(f"collection_id = {sql_literal(collection_id)} and run_id = {sql_literal(run_id)}")
         names = run.aggregate("measure_name, any_value(measure) as measure, count(*) as n_questions", "measure_name")
         names = names.order("measure_name").fetchall()
         n_questions = names[0][2]
