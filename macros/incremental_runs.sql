@@ -19,8 +19,14 @@
       build that selected only some models leaves their children to recompute the runs in the next build.
 -#}
 
+{#- Whether the per-run models compute only the runs that changed (materialized incremental, as on DuckDB), or
+    every run at every build (table, as on Spark: dbt_project.yml), with no build_state then. -#}
+{% macro runs_computed_incrementally() -%}
+    {{ return(graph.nodes['model.' ~ project_name ~ '.run_measures'].config.materialized == 'incremental') }}
+{%- endmacro %}
+
 {% macro create_build_state() %}
-    {%- if execute -%}
+    {%- if execute and runs_computed_incrementally() -%}
     create schema if not exists build_state;
     create table if not exists build_state.run_plans (
         model_name varchar not null,
@@ -73,7 +79,7 @@
 {%- endmacro %}
 
 {% macro build_state_relation(name) -%}
-    {{ return(api.Relation.create(database=target.database, schema='build_state', identifier=name)) }}
+    {{ return(api.Relation.create(database=target.get('database'), schema='build_state', identifier=name)) }}
 {%- endmacro %}
 
 {#- The names of the per-run models this node reads. -#}
@@ -90,8 +96,12 @@
 {#- In a per-run model's SQL: the runs this build computes for it, a relation to join on (collection_id, run_id). -#}
 {% macro planned_runs() -%}
     -- depends_on: {{ ref('int_run_fingerprints') }}
+    {%- if config.get('materialized') == 'incremental' %}
     (select collection_id, run_id from {{ build_state_relation('run_plans') }}
         where model_name = '{{ this.identifier }}')
+    {%- else %}
+    (select collection_id, run_id from {{ ref('int_run_fingerprints') }})
+    {%- endif %}
 {%- endmacro %}
 
 {#- pre-hook of a per-run model: plan the runs whose fingerprint for this model (the run's fingerprint, the
@@ -99,7 +109,7 @@
     recorded (every run, unless incremental), and delete the stored rows of the planned runs and of the runs
     that are gone. -#}
 {% macro plan_runs() -%}
-    {%- if execute %}
+    {%- if execute and model.config.materialized == 'incremental' %}
     {%- set plans = build_state_relation('run_plans') -%}
     {%- set computations = build_state_relation('run_computations') -%}
     {%- set name = this.identifier -%}
@@ -159,7 +169,7 @@
 {#- post-hook of a per-run model: record what its planned runs' rows were computed from, and forget the runs
     that are gone (every record of the model, under --full-refresh). -#}
 {% macro record_runs_computed() -%}
-    {%- if execute %}
+    {%- if execute and model.config.materialized == 'incremental' %}
     {%- set plans = build_state_relation('run_plans') -%}
     {%- set computations = build_state_relation('run_computations') -%}
     {%- set name = this.identifier -%}

@@ -152,9 +152,9 @@
     {%- if not measure.at_k -%}
         {{ sql_string(measure.name) }}
     {%- elif measure.reference == 'trec_eval' -%}
-        {{ sql_string(measure.name ~ '_') }} || cast({{ k_column }} as varchar)
+        {{ sql_string(measure.name ~ '_') }} || cast({{ k_column }} as string)
     {%- else -%}
-        {{ sql_string(measure.name ~ '@') }} || cast({{ k_column }} as varchar)
+        {{ sql_string(measure.name ~ '@') }} || cast({{ k_column }} as string)
     {%- endif -%}
 {%- endmacro %}
 

@@ -92,6 +92,12 @@
     row_number() over ()
 {%- endmacro %}
 
+{#- Spark: dbt-spark loads a seed with one INSERT ... VALUES per batch into one file, in the file's order, which
+    a scan reads back in that order; monotonically_increasing_id() numbers the rows as they are read. -#}
+{% macro spark__file_row_number() -%}
+    row_number() over (order by monotonically_increasing_id())
+{%- endmacro %}
+
 {#- A hash of a set of rows (of `columns`), whatever their order: the XOR of the rows' 64-bit hashes, as text.
     Cheap, one pass; it tells that a collection's judgments changed, not how. -#}
 {% macro unordered_hash_agg(columns) -%}
@@ -99,7 +105,7 @@
 {%- endmacro %}
 
 {% macro default__unordered_hash_agg(columns) -%}
-    cast(bit_xor({{ row_hash(columns) }}) as varchar)
+    cast(bit_xor({{ row_hash(columns) }}) as string)
 {%- endmacro %}
 
 {#- The fraction-th percentile of a column with linear interpolation between the two nearest values (numpy's
@@ -114,4 +120,18 @@
 
 {% macro duckdb__percentile_cont(expression, fraction) -%}
     quantile_cont({{ expression }}, {{ fraction }})
+{%- endmacro %}
+
+{#- The product of `expression` over a window (`window`: what goes inside over (...)). Spark has no product
+    aggregate: there the frame's values are collected in order and multiplied left to right. -#}
+{% macro product_over(expression, window) -%}
+    {{ return(adapter.dispatch('product_over', 'retrieval_metrics')(expression, window)) }}
+{%- endmacro %}
+
+{% macro default__product_over(expression, window) -%}
+    product({{ expression }}) over ({{ window }})
+{%- endmacro %}
+
+{% macro spark__product_over(expression, window) -%}
+    aggregate(collect_list({{ expression }}) over ({{ window }}), cast(1.0 as double), (product, value) -> product * value)
 {%- endmacro %}

@@ -1,28 +1,70 @@
-"""Helpers for the project's dbt Python models (dbt-duckdb runs them in the dbt process, with this package)."""
+"""Helpers for the project's dbt Python models, on either engine: dbt-duckdb runs them in the dbt process with
+DuckDB relations; the Spark target in dbt's Spark session with Spark DataFrames (retrieval_metrics/spark.py).
+The models read and write through these functions only, so that the same model code runs on both."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from retrieval_metrics.warehouse import sql_literal
 
+SPARK_TYPES = {"varchar": "string"}
 
-def rows_of_planned_runs(relation: Any, plans: Any, this: Any) -> Any:
-    """The rows of `relation` (a DuckDB relation with collection_id and run_id) that belong to the runs this
-    build computes for the model `this`, as listed in `plans` (build_state.run_plans), as a relation: the macro
-    rows_of_planned_runs of macros/incremental_runs.sql, for a Python model."""
-    keys = plans.filter(f"model_name = '{this.identifier}'").project("collection_id, run_id").fetchall()
+
+def is_spark(relation: Any) -> bool:
+    return type(relation).__module__.startswith("pyspark")
+
+
+def planned_rows(dbt: Any, relation: Any, plans: Callable[[], Any]) -> Any:
+    """The rows of `relation` (with collection_id and run_id) that belong to the runs this build computes for
+    the model, as listed in build_state.run_plans (`plans()`): the macro rows_of_planned_runs of
+    macros/incremental_runs.sql, for a Python model. Every row when the model is not incremental (Spark: every
+    run is computed at every build, and there is no build_state). (dbt finds a model's parents in its own
+    file: the model calls dbt.ref and dbt.source.)"""
+    if dbt.config.get("materialized") != "incremental":
+        return relation
+    keys = plans().filter(f"model_name = '{dbt.this.identifier}'").project("collection_id, run_id").fetchall()
     if not keys:
         return relation.limit(0)
     quoted = ", ".join("(" + ", ".join(map(sql_literal, key)) + ")" for key in keys)
     return relation.filter(f"(collection_id, run_id) in ({quoted})")
 
 
+def fetch(relation: Any, columns: list[str], order_by: list[str], *, distinct: bool = False) -> list[tuple[Any, ...]]:
+    """The rows of `relation`'s `columns` (distinct ones, with `distinct`) in `order_by` order, as tuples."""
+    if is_spark(relation):
+        selected = relation.select(*columns)
+        return [tuple(row) for row in (selected.distinct() if distinct else selected).orderBy(*order_by).collect()]
+    selected = relation.project(", ".join(columns))
+    return (selected.distinct() if distinct else selected).order(", ".join(order_by)).fetchall()
+
+
+def fetch_numbers(relation: Any, column: str, order_by: list[str]) -> np.ndarray:
+    """One numeric column of `relation` in `order_by` order, as a float array, without a Python object per row
+    on DuckDB (a run of 100,000 questions has millions of values)."""
+    if is_spark(relation):
+        return relation.orderBy(*order_by).select(column).toPandas()[column].to_numpy(dtype=float)
+    return np.asarray(relation.order(", ".join(order_by)).project(column).fetchnumpy()[column], dtype=float)
+
+
+def to_pandas(relation: Any) -> pd.DataFrame:
+    return relation.toPandas() if is_spark(relation) else relation.df()
+
+
 def as_relation(session: Any, frame: pd.DataFrame, types: dict[str, str]) -> Any:
-    """`frame` as a relation on dbt's own connection (`session`), its columns cast to the SQL `types` in that
-    order, so that an empty frame keeps them. (dbt-duckdb writes a returned DataFrame through another
+    """`frame` as a relation of dbt's own session, its columns cast to the SQL `types` in that order, so that an
+    empty frame keeps them, and NaN stored as null. (dbt-duckdb writes a returned DataFrame through another
     connection, outside the transaction in which the hooks of macros/incremental_runs.sql plan and record runs.)"""
+    if is_spark(session):
+        schema = ", ".join(f"{column} {SPARK_TYPES.get(sql_type, sql_type)}" for column, sql_type in types.items())
+        columns = frame[list(types)].astype(object).where(frame[list(types)].notna(), None)
+        for column, sql_type in types.items():  # a column with nulls comes as floats from pandas
+            if sql_type in ("integer", "bigint"):
+                columns[column] = [None if value is None else int(value) for value in columns[column]]
+        return session.createDataFrame(columns.values.tolist(), schema=schema)
     casts = ", ".join(f"cast({column} as {sql_type}) as {column}" for column, sql_type in types.items())
     return session.from_df(frame).project(casts)

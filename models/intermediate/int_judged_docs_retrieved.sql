@@ -58,10 +58,9 @@ counted as (
             partition by collection_id, run_id, question_id order by position
             rows between unbounded preceding and 1 preceding
         ), 0) as integer) as nonrelevant_above,
-        coalesce(product(1.0 - err_gain) over (
-            partition by collection_id, run_id, question_id order by position
-            rows between unbounded preceding and 1 preceding
-        ), 1.0) as err_continue
+        coalesce({{ product_over('1.0 - err_gain',
+            'partition by collection_id, run_id, question_id order by position
+            rows between unbounded preceding and 1 preceding') }}, 1.0) as err_continue
     from graded
 )
 

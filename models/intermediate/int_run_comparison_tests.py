@@ -14,7 +14,7 @@ Computed per run: only the runs this build plans (macros/incremental_runs.sql).
 import numpy as np
 import pandas as pd
 
-from retrieval_metrics.dbt_python import as_relation, rows_of_planned_runs
+from retrieval_metrics.dbt_python import as_relation, planned_rows, to_pandas
 
 KEYS = ["collection_id", "run_id", "baseline_run_id", "measure_name"]
 TIE_TOLERANCE = 1e-12  # the tie_tolerance() macro: differences this small are float noise
@@ -66,11 +66,9 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
 
 
 def model(dbt, session):
-    dbt.config(materialized="incremental")  # per run, as dbt_project.yml says: Python models need it here too
     n_permutations = int(dbt.config.get("n_permutations"))
     seed = int(dbt.config.get("permutation_seed"))
-    planned = rows_of_planned_runs(dbt.ref("question_comparisons"), dbt.source("build_state", "run_plans"), dbt.this)
-    paired = planned.df()
+    paired = to_pandas(planned_rows(dbt, dbt.ref("question_comparisons"), lambda: dbt.source("build_state", "run_plans")))
     paired = paired.sort_values([*KEYS, "question_id"], kind="mergesort")
     rows = [
         {**dict(zip(KEYS, key)), "measure": group["measure"].iloc[0], "k": group["k"].iloc[0],

@@ -41,7 +41,7 @@ versioned as (
 select
     collection_id,
     run_id,
-    cast(md5(concat_ws('|', run_version, collection_version)) as varchar) as fingerprint,
-    cast(run_version as varchar) as run_version,
-    cast(collection_version as varchar) as collection_version
+    cast(md5(concat_ws('|', run_version, collection_version)) as string) as fingerprint,
+    cast(run_version as string) as run_version,
+    cast(collection_version as string) as collection_version
 from versioned

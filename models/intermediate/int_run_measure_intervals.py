@@ -9,7 +9,7 @@ Computed per run: only the runs this build plans (macros/incremental_runs.sql)."
 import numpy as np
 import pandas as pd
 
-from retrieval_metrics.dbt_python import as_relation, rows_of_planned_runs
+from retrieval_metrics.dbt_python import as_relation, fetch, fetch_numbers, planned_rows, to_pandas
 from retrieval_metrics.warehouse import sql_literal
 
 COLUMN_TYPES = {"collection_id": "varchar", "run_id": "varchar", "measure_name": "varchar", "ci_low": "double",
@@ -44,31 +44,28 @@ def intervals(matrix: np.ndarray, geometric: np.ndarray, n_resamples: int, seed:
 
 
 def model(dbt, session):
-    dbt.config(materialized="incremental")  # per run, as dbt_project.yml says: Python models need it here too
     n_resamples = int(dbt.config.get("bootstrap_resamples"))
     seed = int(dbt.config.get("bootstrap_seed"))
-    aggregations = dbt.ref("measure_catalog").df().set_index("measure")["aggregation"]
+    aggregations = to_pandas(dbt.ref("measure_catalog")).set_index("measure")["aggregation"]
     sums = [measure for measure, aggregation in aggregations.items() if aggregation == "sum"]
-    measured = rows_of_planned_runs(dbt.ref("question_measures"), dbt.source("build_state", "run_plans"), dbt.this)
-    measured = measured.filter("is_averaged").filter(
-        "not list_contains([" + ", ".join(map(sql_literal, sums)) + "]::varchar[], measure)"
-    )
+    measured = planned_rows(dbt, dbt.ref("question_measures"), lambda: dbt.source("build_state", "run_plans")).filter("is_averaged")
+    if sums:
+        measured = measured.filter(f"measure not in ({', '.join(map(sql_literal, sums))})")
     frames = []
-    for collection_id, run_id in measured.project("collection_id, run_id").distinct().order("all").fetchall():
+    for collection_id, run_id in fetch(measured, ["collection_id", "run_id"], ["collection_id", "run_id"], distinct=True):
         # One run's values as a (measure names x questions) matrix, both sorted, fetched as numbers only: at
         # 100,000 questions a DataFrame of the run's rows took 3 GB, the matrix 40 MB
         run = measured.filter(f"collection_id = {sql_literal(collection_id)} and run_id = {sql_literal(run_id)}")
-        names = run.aggregate("measure_name, any_value(measure) as measure, count(*) as n_questions", "measure_name")
-        names = names.order("measure_name").fetchall()
-        n_questions = names[0][2]
+        names = fetch(run, ["measure_name", "measure"], ["measure_name"], distinct=True)
+        n_questions = len(fetch(run, ["question_id"], ["question_id"], distinct=True))
         if n_questions < 2:
             continue
-        assert all(n == n_questions for _, _, n in names), f"{collection_id}/{run_id}: measures with other questions"
-        values = run.order("measure_name, question_id").project("value").fetchnumpy()["value"]
-        matrix = np.asarray(values, dtype=float).reshape(len(names), n_questions)
-        geometric = np.array([aggregations[measure] == "geometric_mean" for _, measure, _ in names])
+        values = fetch_numbers(run, "value", ["measure_name", "question_id"])
+        assert len(values) == len(names) * n_questions, f"{collection_id}/{run_id}: measures with other questions"
+        matrix = values.reshape(len(names), n_questions)
+        geometric = np.array([aggregations[measure] == "geometric_mean" for _, measure in names])
         low, high = intervals(matrix, geometric, n_resamples, seed)
         frames.append(pd.DataFrame({"collection_id": collection_id, "run_id": run_id,
-                                    "measure_name": [name for name, _, _ in names], "ci_low": low, "ci_high": high}))
+                                    "measure_name": [name for name, _ in names], "ci_low": low, "ci_high": high}))
     result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMN_TYPES))
     return as_relation(session, result, COLUMN_TYPES)

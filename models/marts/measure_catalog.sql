@@ -4,16 +4,16 @@
 {%- for measure in measure_registry() %}
 select
     cast({{ loop.index }} as integer) as measure_position,
-    cast({{ sql_string(measure.name) }} as varchar) as measure,
+    cast({{ sql_string(measure.name) }} as string) as measure,
     cast({{ 'true' if measure.at_k else 'false' }} as boolean) as takes_cutoff,
-    cast({{ sql_string(measure.reference) }} as varchar) as reference,
-    cast({{ sql_string(measure.aggregation) }} as varchar) as aggregation,
+    cast({{ sql_string(measure.reference) }} as string) as reference,
+    cast({{ sql_string(measure.aggregation) }} as string) as aggregation,
     cast({{ 'true' if measure.compared else 'false' }} as boolean) as is_compared,
-    cast({{ sql_string(measure.question_metrics_column) if measure.question_metrics_column else 'null' }} as varchar)
+    cast({{ sql_string(measure.question_metrics_column) if measure.question_metrics_column else 'null' }} as string)
         as question_metrics_column,
-    cast({{ sql_string(measure.run_metrics_column) if measure.run_metrics_column else 'null' }} as varchar)
+    cast({{ sql_string(measure.run_metrics_column) if measure.run_metrics_column else 'null' }} as string)
         as run_metrics_column,
-    cast({{ sql_string(measure.description) }} as varchar) as description
+    cast({{ sql_string(measure.description) }} as string) as description
 {%- if not loop.last %}
 union all
 {%- endif %}

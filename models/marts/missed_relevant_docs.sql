@@ -109,7 +109,7 @@ select
     missed.doc_matched_terms,
     outranking.outranking_matches,
     missed.doc_id
-        || coalesce(' (rank ' || cast(missed.doc_rank as varchar) || ')', ' (not retrieved)')
+        || coalesce(' (rank ' || cast(missed.doc_rank as string) || ')', ' (not retrieved)')
         || coalesce(' [' || missed.doc_matched_terms || ']', '')
         || coalesce(' was outranked by ' || outranking.outranking_matches, '') as explanation,
     missed.question_recall,

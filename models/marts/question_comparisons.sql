@@ -55,6 +55,6 @@ select
             when difference > {{ tie_tolerance() }} then 'win'
             when difference < -{{ tie_tolerance() }} then 'loss'
             else 'tie'
-        end as varchar
+        end as string
     ) as outcome
 from paired

@@ -65,9 +65,9 @@ select
     unpivoted.collection_id,
     unpivoted.run_id,
     unpivoted.question_id,
-    cast(unpivoted.measure as varchar) as measure,
+    cast(unpivoted.measure as string) as measure,
     cast(unpivoted.k as integer) as k,
-    cast(unpivoted.measure_name as varchar) as measure_name,
+    cast(unpivoted.measure_name as string) as measure_name,
     cast(unpivoted.value as double) as value,
     run_questions.is_averaged
 from unpivoted

@@ -51,15 +51,15 @@ aggregated as (
 select
     aggregated.collection_id,
     aggregated.run_id,
-    cast(aggregated.measure as varchar) as measure,
+    cast(aggregated.measure as string) as measure,
     cast(aggregated.k as integer) as k,
-    cast(aggregated.measure_name as varchar) as measure_name,
-    cast(aggregated.aggregation as varchar) as aggregation,
+    cast(aggregated.measure_name as string) as measure_name,
+    cast(aggregated.aggregation as string) as aggregation,
     cast(aggregated.n_questions as integer) as n_questions,
     cast(aggregated.value as double) as value,
     cast(intervals.ci_low as double) as ci_low,
     cast(intervals.ci_high as double) as ci_high,
-    cast({{ sql_string(evaluation_settings_json()) }} as varchar) as evaluation_settings
+    cast({{ sql_string(evaluation_settings_json()) }} as string) as evaluation_settings
 from aggregated
 left join intervals
     on aggregated.collection_id = intervals.collection_id

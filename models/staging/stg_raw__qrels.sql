@@ -4,9 +4,9 @@ with source as (
 
 renamed as (
     select
-        cast(collection_id as varchar) as collection_id,
-        cast(question_id as varchar) as question_id,
-        cast(doc_id as varchar) as doc_id,
+        cast(collection_id as string) as collection_id,
+        cast(question_id as string) as question_id,
+        cast(doc_id as string) as doc_id,
         cast(relevance as integer) as relevance
     from source
 )

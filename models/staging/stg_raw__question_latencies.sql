@@ -13,8 +13,8 @@ with source as (
 )
 
 select
-    cast(collection_id as varchar) as collection_id,
-    cast(run_id as varchar) as run_id,
-    cast(question_id as varchar) as question_id,
+    cast(collection_id as string) as collection_id,
+    cast(run_id as string) as run_id,
+    cast(question_id as string) as question_id,
     cast(latency_ms as double) as latency_ms
 from source

@@ -4,9 +4,9 @@ with source as (
 
 renamed as (
     select
-        cast(collection_id as varchar) as collection_id,
-        cast(question_id as varchar) as question_id,
-        cast(question_text as varchar) as question_text
+        cast(collection_id as string) as collection_id,
+        cast(question_id as string) as question_id,
+        cast(question_text as string) as question_text
     from source
 )
 

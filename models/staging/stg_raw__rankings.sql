@@ -4,13 +4,13 @@ with source as (
 
 renamed as (
     select
-        cast(collection_id as varchar) as collection_id,
-        cast(run_id as varchar) as run_id,
-        cast(question_id as varchar) as question_id,
-        cast(doc_id as varchar) as doc_id,
+        cast(collection_id as string) as collection_id,
+        cast(run_id as string) as run_id,
+        cast(question_id as string) as question_id,
+        cast(doc_id as string) as doc_id,
         cast(rank as integer) as rank,
         cast(score as double) as score,
-        cast(matched_terms as varchar) as matched_terms
+        cast(matched_terms as string) as matched_terms
     from source
 )
 

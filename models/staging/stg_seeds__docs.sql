@@ -5,9 +5,9 @@ with source as (
 renamed as (
     select
         {{ docent_collection_id() }} as collection_id,
-        cast(doc_id as varchar) as doc_id,
-        cast(title as varchar) as title,
-        cast(text as varchar) as doc_text,
+        cast(doc_id as string) as doc_id,
+        cast(title as string) as title,
+        cast(text as string) as doc_text,
         {{ file_row_number() }} as doc_position
     from source
 )

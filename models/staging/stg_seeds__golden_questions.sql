@@ -5,8 +5,8 @@ with source as (
 renamed as (
     select
         {{ docent_collection_id() }} as collection_id,
-        cast(question_id as varchar) as question_id,
-        cast(question as varchar) as question_text
+        cast(question_id as string) as question_id,
+        cast(question as string) as question_text
     from source
 )
 
