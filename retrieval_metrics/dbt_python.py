@@ -61,10 +61,16 @@ def as_relation(session: Any, frame: pd.DataFrame, types: dict[str, str]) -> Any
     connection, outside the transaction in which the hooks of macros/incremental_runs.sql plan and record runs.)"""
     if is_spark(session):
         schema = ", ".join(f"{column} {SPARK_TYPES.get(sql_type, sql_type)}" for column, sql_type in types.items())
-        columns = frame[list(types)].astype(object).where(frame[list(types)].notna(), None)
-        for column, sql_type in types.items():  # a column with nulls comes as floats from pandas
-            if sql_type in ("integer", "bigint"):
-                columns[column] = [None if value is None else int(value) for value in columns[column]]
-        return session.createDataFrame(columns.values.tolist(), schema=schema)
+        convert = [int if sql_type in ("integer", "bigint") else _python_value for sql_type in types.values()]
+        rows = [
+            tuple(None if pd.isna(value) else to(value) for to, value in zip(convert, row, strict=True))
+            for row in frame[list(types)].itertuples(index=False, name=None)
+        ]
+        return session.createDataFrame(rows, schema=schema)
     casts = ", ".join(f"cast({column} as {sql_type}) as {column}" for column, sql_type in types.items())
     return session.from_df(frame).project(casts)
+
+
+def _python_value(value: Any) -> Any:
+    """A numpy scalar as the Python value Spark's createDataFrame accepts."""
+    return value.item() if isinstance(value, np.generic) else value
