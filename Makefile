@@ -5,11 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DENSE_STAMP := $(VENV)/.installed-dense
 BENCH_STAMP := $(VENV)/.installed-bench
+SPARK_STAMP := $(VENV)/.installed-spark
 export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 
 CLI := $(BIN)/retrieval-metrics
 
-.PHONY: install install-dense install-bench run rankings build scorecard sql export report bench test test-fast clean
+.PHONY: install install-dense install-bench install-spark run rankings build scorecard sql export report bench bench-engines test test-fast test-spark clean
 
 # The pinned dependencies, then this package (editable: the `retrieval-metrics` command runs the repo's code).
 install: $(STAMP)
@@ -36,6 +37,13 @@ install-bench: $(BENCH_STAMP)
 $(BENCH_STAMP): $(STAMP) requirements-bench.txt constraints.txt
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
 	touch $(BENCH_STAMP)
+
+# Optional: Apache Spark as a second engine (dbt-spark's session method, pyspark; needs Java 17). docs/spark.md
+install-spark: $(SPARK_STAMP)
+
+$(SPARK_STAMP): $(STAMP) requirements-spark.txt constraints.txt
+	$(BIN)/python -m pip install --quiet -r requirements-spark.txt -c constraints.txt
+	touch $(SPARK_STAMP)
 
 run: install rankings build scorecard
 
@@ -68,14 +76,22 @@ report: install
 bench: install-bench
 	$(CLI) bench --rounds 3 --markdown benchmarks/10m.md
 
+# DuckDB and Spark building the same mid-size collection, Spark's start-up included (docs/spark.md)
+bench-engines: install-spark
+	$(BIN)/python scripts/benchmark_engines.py --rounds 3 --markdown benchmarks/engines.md
+
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB). docs/testing.md has the tiers.
 # Two workers, one per core; each test file stays on one worker, so its module's shared builds are made once.
 test: install install-bench
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
+# Every mart on Spark equals DuckDB's (tests/python/test_spark.py); pyproject's addopts leave these out elsewhere.
+test-spark: install install-bench install-spark
+	$(BIN)/python -m pytest -m spark
+
 # The inner loop: no dbt build, no end-to-end run (under a minute).
 test-fast: install install-bench
-	$(BIN)/python -m pytest -m "not dbt and not slow"
+	$(BIN)/python -m pytest -m "not dbt and not slow and not spark"
 
 clean:
 	rm -rf target logs dbt_packages .pytest_cache

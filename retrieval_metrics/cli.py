@@ -151,9 +151,14 @@ def build(args: argparse.Namespace) -> str:
 
 
 def build_database(database: Path, dbt_args: Sequence[str]) -> str:
-    """dbt build on the database, then publish its serving copy; one line saying so, or CommandFailed."""
-    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, run_dbt
+    """dbt build on the database, then publish its serving copy; one line saying so, or CommandFailed. With
+    `--target spark`, the build runs on Spark instead, from the database's raw tables (retrieval_metrics.spark)."""
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, run_dbt, target_of
 
+    if target_of(dbt_args) == "spark":
+        from retrieval_metrics.spark import build_on_spark
+
+        return build_on_spark(database.absolute(), dbt_args)
     database, serving = build_paths(database)
     check_unlocked(database)
     code = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args], database).returncode
@@ -289,7 +294,8 @@ def parser() -> Parser:
     fusing.add_argument("--top-k", type=int, metavar="N", help="keep each question's top N fused docs")
     add_db(fusing)
 
-    building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read")
+    building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read "
+                       "(--target spark: on Spark, from $RETRIEVAL_DB's raw tables)")
     building.add_argument("dbt_args", nargs="*", metavar="DBT_ARG", help="passed to dbt build, e.g. --select x+")
 
     add_db(command("scorecard", scorecard, "print the lesson's table for every run, then the runs side by side"))

@@ -19,13 +19,13 @@ def is_spark(relation: Any) -> bool:
     return type(relation).__module__.startswith("pyspark")
 
 
-def planned_rows(dbt: Any, relation: Any, plans: Callable[[], Any]) -> Any:
+def planned_rows(dbt: Any, relation: Any, plans: Callable[[], Any], materialized: str | None) -> Any:
     """The rows of `relation` (with collection_id and run_id) that belong to the runs this build computes for
     the model, as listed in build_state.run_plans (`plans()`): the macro rows_of_planned_runs of
     macros/incremental_runs.sql, for a Python model. Every row when the model is not incremental (Spark: every
-    run is computed at every build, and there is no build_state). (dbt finds a model's parents in its own
-    file: the model calls dbt.ref and dbt.source.)"""
-    if dbt.config.get("materialized") != "incremental":
+    run is computed at every build, and there is no build_state). The model passes its parents and its
+    materialization from its own file: dbt finds a Python model's parents, and the configs it reads, there."""
+    if materialized != "incremental":
         return relation
     keys = plans().filter(f"model_name = '{dbt.this.identifier}'").project("collection_id, run_id").fetchall()
     if not keys:

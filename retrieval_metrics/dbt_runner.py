@@ -37,6 +37,18 @@ def run_dbt(args: Sequence[str], database: Path, *, capture: bool = False) -> su
     return subprocess.run(dbt_command(args), env=env, capture_output=capture, text=True, check=False)
 
 
+def target_of(dbt_args: Sequence[str]) -> str | None:
+    """The profile target named by dbt arguments (--target X, --target=X, -t X), else $DBT_TARGET, else None
+    (the profile's default)."""
+    target = os.environ.get("DBT_TARGET") or None
+    for position, arg in enumerate(dbt_args):
+        if arg in ("--target", "-t") and position + 1 < len(dbt_args):
+            target = dbt_args[position + 1]
+        elif arg.startswith("--target="):
+            target = arg.split("=", 1)[1]
+    return target
+
+
 def first_failure(output: str) -> str:
     """The line of dbt's output that names the first failed node, else its last line."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]

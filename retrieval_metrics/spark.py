@@ -15,14 +15,16 @@ import datetime
 import decimal
 import os
 import shutil
+import subprocess
 import sys
+from collections.abc import Sequence
 import time
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from retrieval_metrics.warehouse import RAW_SCHEMA_DDL, shown, sql_literal
+from retrieval_metrics.warehouse import RAW_SCHEMA_DDL, InputError, shown, sql_literal
 
 # the raw tables the models read, each written as <directory>/raw/<version>/<table>.parquet
 RAW_TABLES = {
@@ -73,7 +75,35 @@ def publish_raw(database: Path, directory: Path) -> str:
     for old in raw.iterdir():
         if old.is_dir() and not old.is_symlink() and old.name.startswith("v") and old != version:
             shutil.rmtree(old, ignore_errors=True)
-    return f"wrote the raw tables of {shown(database)} ({rows:,} rows) as Parquet in {shown(raw / 'current')}"
+    return f"wrote the raw tables of {shown(database)} ({rows:,} rows) as Parquet in {shown(raw)}/current"
+
+
+def marts_directory(directory: Path) -> Path:
+    """Where a local Spark build leaves the marts: one Parquet table folder each, <directory>/warehouse/main.db/<mart>
+    (profiles.yml's spark.sql.warehouse.dir; the marts' schema is main)."""
+    return directory / "warehouse" / "main.db"
+
+
+def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:
+    """`retrieval-metrics build --target spark`: publish the database's raw tables as Parquet (publish_raw), then
+    run dbt build on the Spark target in a child process (`main`), which declares them as raw.<table>. A failed
+    build leaves the marts of the last good one (dbt replaces a table only once its new rows are computed)."""
+    from retrieval_metrics.cli import CommandFailed
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, dbt_command, project_dir
+
+    if not database.exists():
+        raise InputError(f"{shown(database)} does not exist: import or rank something first")
+    directory = spark_directory(database)
+    published = publish_raw(database, directory)
+    # dbt's files for Spark beside the DuckDB target's, not over them: each keeps its parsed project
+    target_path = Path(os.environ.get("DBT_TARGET_PATH") or project_dir() / "target") / "spark"
+    env = {**os.environ, "RETRIEVAL_DB": str(database), "RETRIEVAL_SPARK_DIR": str(directory),
+           "RETRIEVAL_RAW_PARQUET": str(directory / "raw" / "current"), "DBT_TARGET_PATH": str(target_path)}  # fmt: skip
+    command = [sys.executable, "-m", "retrieval_metrics.spark", *dbt_command(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args])[1:]]
+    code = subprocess.run(command, env=env, cwd=directory, check=False).returncode
+    if code != 0:
+        raise CommandFailed(f"{published}; then dbt build on Spark failed (exit {code})", code)
+    return f"{published}; built on Spark: the marts are Parquet tables in {shown(marts_directory(directory))}"
 
 
 class SessionPythonJobHelper:

@@ -68,7 +68,9 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
 def model(dbt, session):
     n_permutations = int(dbt.config.get("n_permutations"))
     seed = int(dbt.config.get("permutation_seed"))
-    paired = to_pandas(planned_rows(dbt, dbt.ref("question_comparisons"), lambda: dbt.source("build_state", "run_plans")))
+    materialized = dbt.config.get("materialized")  # read here: dbt gives a Python model the configs its file reads
+    plans = lambda: dbt.source("build_state", "run_plans")  # noqa: E731 (no build_state on Spark: read only if used)
+    paired = to_pandas(planned_rows(dbt, dbt.ref("question_comparisons"), plans, materialized))
     paired = paired.sort_values([*KEYS, "question_id"], kind="mergesort")
     rows = [
         {**dict(zip(KEYS, key)), "measure": group["measure"].iloc[0], "k": group["k"].iloc[0],

@@ -48,7 +48,9 @@ def model(dbt, session):
     seed = int(dbt.config.get("bootstrap_seed"))
     aggregations = to_pandas(dbt.ref("measure_catalog")).set_index("measure")["aggregation"]
     sums = [measure for measure, aggregation in aggregations.items() if aggregation == "sum"]
-    measured = planned_rows(dbt, dbt.ref("question_measures"), lambda: dbt.source("build_state", "run_plans")).filter("is_averaged")
+    materialized = dbt.config.get("materialized")  # read here: dbt gives a Python model the configs its file reads
+    plans = lambda: dbt.source("build_state", "run_plans")  # noqa: E731 (no build_state on Spark: read only if used)
+    measured = planned_rows(dbt, dbt.ref("question_measures"), plans, materialized).filter("is_averaged")
     if sums:
         measured = measured.filter(f"measure not in ({', '.join(map(sql_literal, sums))})")
     frames = []

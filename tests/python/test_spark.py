@@ -1,0 +1,129 @@
+"""The same numbers on Apache Spark (`make test-spark`: needs `make install-spark` and Java 17; `make test`
+leaves these out). One warehouse holds the Docent collection (every installed retriever's run) and a generated
+mid-size TREC collection (scripts/benchmark_engines.py's write_collection: 1,000 questions x 100 docs, three
+runs, with score ties, ties only as 32-bit floats, grades 0-3 and questions missing from runs). It is built on
+DuckDB (`retrieval-metrics build`) and on Spark (`retrieval-metrics build --target spark`, dbt-spark's
+session method); every row of every mart must agree, and the lesson's tests and the regression gate must pass
+on Spark as they do on DuckDB.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import duckdb
+import pytest
+from benchmark_engines import write_collection
+from conftest import REPO_ROOT, TARGETS, Warehouse
+
+from retrieval_metrics.spark import marts_directory, spark_directory
+from retrieval_metrics.warehouse import MARTS, sql_literal
+
+pytestmark = [pytest.mark.spark, pytest.mark.dbt, pytest.mark.slow]
+
+TOLERANCE = 1e-9
+FLOATING = ("DOUBLE", "FLOAT", "DECIMAL")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """The warehouse, built on both engines (the Spark marts are Parquet tables beside the DuckDB file)."""
+    folder = tmp_path_factory.mktemp("spark")
+    warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb").ranked("--all")
+    qrels, runs = write_collection(folder / "midsize")
+    for position, (run_id, path) in enumerate(runs.items()):
+        extra = ["--qrels", str(qrels)] if position == 0 else []
+        result = warehouse.cli("import", "--collection", "midsize", *extra, "--run", str(path), "--run-id", run_id)
+        assert result.returncode == 0, result.stderr
+    for engine in ([], ["--target", "spark"]):
+        result = warehouse.cli("build", *engine)
+        assert result.returncode == 0, f"build {engine} failed:\n{result.stdout[-5000:]}\n{result.stderr[-3000:]}"
+    return warehouse
+
+
+def spark_marts(warehouse: Warehouse) -> Path:
+    return marts_directory(spark_directory(warehouse.db_path))
+
+
+def read_both(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, mart: str) -> tuple[list, list, list]:
+    """(columns with types, DuckDB's rows, Spark's rows) of a mart, both in the same order: by every column that
+    is not a float, then by the floats."""
+    duck = f"duck.main.{mart}"
+    spark = f"read_parquet({sql_literal(f'{spark_marts(warehouse) / mart}/*.parquet')})"
+    columns = [(name, kind) for name, kind, *_ in con.execute(f"describe {duck}").fetchall()]
+    exact = [name for name, kind in columns if not kind.startswith(FLOATING)]
+    order = ", ".join(exact + [name for name, _ in columns if name not in exact])
+    rows = [con.execute(f"select {', '.join(name for name, _ in columns)} from {source} order by {order}").fetchall()
+            for source in (duck, spark)]  # fmt: skip
+    return columns, *rows
+
+
+def test_every_mart_row_equals_duckdbs_to_1e_9(built: Warehouse) -> None:
+    with duckdb.connect() as con:
+        con.execute(f"attach {sql_literal(built.db_path)} as duck (read_only)")
+        checked = {}
+        for mart in MARTS:
+            spark_columns = con.execute(
+                f"describe select * from read_parquet({sql_literal(f'{spark_marts(built) / mart}/*.parquet')})"
+            ).fetchall()
+            columns, duck_rows, spark_rows = read_both(con, built, mart)
+            assert [(name, kind) for name, kind, *_ in spark_columns] == columns, f"{mart}: columns or types differ"
+            assert len(spark_rows) == len(duck_rows), f"{mart}: {len(spark_rows)} rows on Spark, {len(duck_rows)} on DuckDB"
+            for duck_row, spark_row in zip(duck_rows, spark_rows, strict=True):
+                for (name, kind), ours, theirs in zip(columns, duck_row, spark_row, strict=True):
+                    if kind.startswith(FLOATING) and ours is not None and theirs is not None:
+                        same = math.isclose(ours, theirs, rel_tol=TOLERANCE, abs_tol=TOLERANCE) or (
+                            math.isnan(ours) and math.isnan(theirs))
+                    else:
+                        same = ours == theirs
+                    assert same, f"{mart}.{name}: DuckDB {ours!r}, Spark {theirs!r} in DuckDB's row {duck_row}"
+            checked[mart] = len(duck_rows)
+        collections = dict(con.execute(
+            "select collection_id, count(*) from duck.main.question_measures group by all").fetchall())  # fmt: skip
+    # both collections are in the marts compared, the mid-size one with every question of every run
+    assert collections["docent"] > 0 and collections["midsize"] > 3 * 950 * 30
+    assert checked["run_comparisons"] > 0 and checked["missed_relevant_docs"] > 0
+
+
+def spark_results() -> dict[str, str]:
+    """The status of each node of the last Spark build (dbt's run_results.json), by node name."""
+    results = json.loads((TARGETS["cli"] / "spark" / "run_results.json").read_text())["results"]
+    manifest = json.loads((TARGETS["cli"] / "spark" / "manifest.json").read_text())["nodes"]
+    return {manifest[r["unique_id"]]["name"]: r["status"] for r in results if r["unique_id"] in manifest}
+
+
+def test_the_lessons_tests_and_the_regression_gate_pass_on_spark(built: Warehouse) -> None:
+    manifest = json.loads((TARGETS["cli"] / "spark" / "manifest.json").read_text())["nodes"]
+    lesson = {node["name"] for node in manifest.values()
+              if node["resource_type"] == "test" and "lesson_golden" in node["tags"]}  # fmt: skip
+    gate = {node["name"] for node in manifest.values() if node["name"].startswith("no_regression_vs_baseline")}
+    statuses = spark_results()
+    assert len(lesson) >= 3 and len(gate) == 2
+    assert {name: statuses.get(name) for name in lesson | gate} == {name: "pass" for name in lesson | gate}
+    assert all(status == "pass" for status in statuses.values()), statuses
+
+
+def test_the_gate_fails_on_spark_as_on_duckdb_and_names_the_same_questions(built: Warehouse, tmp_path: Path) -> None:
+    """Gate the mid-size collection's worse run: both engines fail the build with the same failure rows."""
+    gated = ["--select", "question_comparisons", "--vars", "{gated_collection_id: midsize, gated_run_ids: [worse]}"]
+    copy = built.copy(tmp_path / "gated")
+    spark_dir = spark_directory(built.db_path)
+    failures = {}
+    for engine, warehouse in (("duckdb", copy), ("spark", built)):
+        result = warehouse.cli("build", *gated, *(["--target", "spark"] if engine == "spark" else []))
+        assert result.returncode == 1, f"{engine}: {result.stdout[-3000:]}\n{result.stderr[-2000:]}"
+        with duckdb.connect() as con:
+            if engine == "duckdb":
+                con.execute(f"attach {sql_literal(copy.db_path)} as duck (read_only)")
+                source = "duck.dbt_test__audit.regression_gate_ndcg_at_2"
+            else:
+                folder = spark_dir / "warehouse" / "dbt_test__audit.db" / "regression_gate_ndcg_at_2"
+                source = f"read_parquet({sql_literal(f'{folder}/*.parquet')})"
+            failures[engine] = con.execute(
+                f"select run_id, question_id, difference from {source} order by question_id").fetchall()  # fmt: skip
+    assert len(failures["duckdb"]) > 100
+    assert [row[:2] for row in failures["spark"]] == [row[:2] for row in failures["duckdb"]]
+    for (_, _, ours), (_, _, theirs) in zip(failures["duckdb"], failures["spark"], strict=True):
+        assert math.isclose(ours, theirs, abs_tol=TOLERANCE)
