@@ -1,4 +1,4 @@
-{#- Engine-specific SQL lives here, behind dispatch, so models stay portable (DuckDB now, Spark later). -#}
+{#- Engine-specific SQL lives here, behind dispatch, so that the models run unchanged on DuckDB and Spark. -#}
 
 {#- log base 2, as trec_eval's C log2(). -#}
 {% macro log2(expression) -%}
@@ -27,6 +27,15 @@
 
 {% macro duckdb__ordered_sum(expression, order_by) -%}
     list_sum(list({{ expression }} order by {{ order_by }}))
+{%- endmacro %}
+
+{#- Spark: the group's (key, value) pairs collected, sorted by key, the non-null values added left to right
+    (null when there are none, as sum). -#}
+{% macro spark__ordered_sum(expression, order_by) -%}
+    aggregate(
+        filter(array_sort(collect_list(struct({{ order_by }} as sort_key, cast({{ expression }} as double) as value))),
+            entry -> entry.value is not null),
+        cast(null as double), (total, entry) -> coalesce(total, 0.0D) + entry.value)
 {%- endmacro %}
 
 {#- Running concatenation: for each row, `expression` of every row of its partition up to and including it,

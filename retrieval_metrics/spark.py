@@ -98,8 +98,10 @@ def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:
     # dbt's files for Spark beside the DuckDB target's, not over them: each keeps its parsed project
     target_path = Path(os.environ.get("DBT_TARGET_PATH") or project_dir() / "target") / "spark"
     env = {**os.environ, "RETRIEVAL_DB": str(database), "RETRIEVAL_SPARK_DIR": str(directory),
-           "RETRIEVAL_RAW_PARQUET": str(directory / "raw" / "current"), "DBT_TARGET_PATH": str(target_path)}  # fmt: skip
-    command = [sys.executable, "-m", "retrieval_metrics.spark", *dbt_command(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args])[1:]]
+           "RETRIEVAL_RAW_PARQUET": str(directory / "raw" / "current"),
+           "DBT_TARGET_PATH": str(target_path)}  # fmt: skip
+    _, *arguments = dbt_command(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args])  # dbt's, without its executable
+    command = [sys.executable, "-m", "retrieval_metrics.spark", *arguments]
     code = subprocess.run(command, env=env, cwd=directory, check=False).returncode
     if code != 0:
         raise CommandFailed(f"{published}; then dbt build on Spark failed (exit {code})", code)

@@ -39,7 +39,9 @@ PEERS = ("duckdb", "spark", "spark_startup")
 RUN_QUALITY = {"keyword_overlap": 1.0, "better": 2.0, "worse": 0.3}  # how strongly a run's scores follow grades
 
 
-def write_collection(folder: Path, n_questions: int = 1000, docs_per_question: int = 100, seed: int = 14) -> tuple[Path, dict[str, Path]]:
+def write_collection(
+    folder: Path, n_questions: int = 1000, docs_per_question: int = 100, seed: int = 14
+) -> tuple[Path, dict[str, Path]]:
     """A TREC qrels file and one run file per RUN_QUALITY entry, with the cases engines could disagree on:
 
     - question ids that look like numbers ("7", "07") and doc ids that sort differently as text and numbers;
@@ -93,7 +95,7 @@ def cli(*args: str, env: dict[str, str]) -> float:
                             text=True, check=False)  # fmt: skip
     seconds = time.perf_counter() - started
     if result.returncode != 0:
-        raise SystemExit(f"retrieval-metrics {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        raise SystemExit(f"retrieval-metrics {' '.join(args)} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
     return seconds
 
 
@@ -123,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         for leftover in (database, database.with_suffix(".serving.duckdb"), database.with_suffix(".spark")):
             shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
         shutil.copy(imported, database)
-        return {**base_env, "RETRIEVAL_DB": str(database), "RETRIEVAL_SERVING_DB": str(database.with_suffix(".serving.duckdb"))}
+        serving = database.with_suffix(".serving.duckdb")
+        return {**base_env, "RETRIEVAL_DB": str(database), "RETRIEVAL_SERVING_DB": str(serving)}
 
     commands = {"duckdb": ["build"], "spark": ["build", "--target", "spark"],
                 "spark_startup": ["build", "--target", "spark", "--select", "docs"]}  # fmt: skip

@@ -54,7 +54,8 @@ def model(dbt, session):
     if sums:
         measured = measured.filter(f"measure not in ({', '.join(map(sql_literal, sums))})")
     frames = []
-    for collection_id, run_id in fetch(measured, ["collection_id", "run_id"], ["collection_id", "run_id"], distinct=True):
+    keys = ["collection_id", "run_id"]
+    for collection_id, run_id in fetch(measured, keys, keys, distinct=True):
         # One run's values as a (measure names x questions) matrix, both sorted, fetched as numbers only: at
         # 100,000 questions a DataFrame of the run's rows took 3 GB, the matrix 40 MB
         run = measured.filter(f"collection_id = {sql_literal(collection_id)} and run_id = {sql_literal(run_id)}")

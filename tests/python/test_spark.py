@@ -28,8 +28,9 @@ FLOATING = ("DOUBLE", "FLOAT", "DECIMAL")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
-    """The warehouse, built on both engines (the Spark marts are Parquet tables beside the DuckDB file)."""
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Warehouse, dict[str, dict[str, str]]]:
+    """The warehouse, built on both engines (the Spark marts are Parquet tables beside the DuckDB file), and
+    each build's node statuses by node name."""
     folder = tmp_path_factory.mktemp("spark")
     warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb").ranked("--all")
     qrels, runs = write_collection(folder / "midsize")
@@ -37,10 +38,20 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
         extra = ["--qrels", str(qrels)] if position == 0 else []
         result = warehouse.cli("import", "--collection", "midsize", *extra, "--run", str(path), "--run-id", run_id)
         assert result.returncode == 0, result.stderr
-    for engine in ([], ["--target", "spark"]):
-        result = warehouse.cli("build", *engine)
-        assert result.returncode == 0, f"build {engine} failed:\n{result.stdout[-5000:]}\n{result.stderr[-3000:]}"
-    return warehouse
+    statuses = {}
+    engines = {"duckdb": ([], TARGETS["cli"]), "spark": (["--target", "spark"], TARGETS["cli"] / "spark")}
+    for engine, (args, target) in engines.items():
+        result = warehouse.cli("build", *args)
+        assert result.returncode == 0, f"{engine} build failed:\n{result.stdout[-5000:]}\n{result.stderr[-3000:]}"
+        statuses[engine] = node_statuses(target)
+    return warehouse, statuses
+
+
+def node_statuses(target: Path) -> dict[str, str]:
+    """The status of each node of the last build in dbt's target directory (run_results.json), by node name."""
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    nodes = json.loads((target / "manifest.json").read_text())["nodes"]
+    return {nodes[r["unique_id"]]["name"]: r["status"] for r in results if r["unique_id"] in nodes}
 
 
 def spark_marts(warehouse: Warehouse) -> Path:
@@ -60,7 +71,8 @@ def read_both(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, mart: str) -
     return columns, *rows
 
 
-def test_every_mart_row_equals_duckdbs_to_1e_9(built: Warehouse) -> None:
+def test_every_mart_row_equals_duckdbs_to_1e_9(built: tuple[Warehouse, dict]) -> None:
+    built, _ = built
     with duckdb.connect() as con:
         con.execute(f"attach {sql_literal(built.db_path)} as duck (read_only)")
         checked = {}
@@ -70,7 +82,7 @@ def test_every_mart_row_equals_duckdbs_to_1e_9(built: Warehouse) -> None:
             ).fetchall()
             columns, duck_rows, spark_rows = read_both(con, built, mart)
             assert [(name, kind) for name, kind, *_ in spark_columns] == columns, f"{mart}: columns or types differ"
-            assert len(spark_rows) == len(duck_rows), f"{mart}: {len(spark_rows)} rows on Spark, {len(duck_rows)} on DuckDB"
+            assert len(spark_rows) == len(duck_rows), f"{mart}: {len(spark_rows)} rows, {len(duck_rows)} on DuckDB"
             for duck_row, spark_row in zip(duck_rows, spark_rows, strict=True):
                 for (name, kind), ours, theirs in zip(columns, duck_row, spark_row, strict=True):
                     if kind.startswith(FLOATING) and ours is not None and theirs is not None:
@@ -87,26 +99,22 @@ def test_every_mart_row_equals_duckdbs_to_1e_9(built: Warehouse) -> None:
     assert checked["run_comparisons"] > 0 and checked["missed_relevant_docs"] > 0
 
 
-def spark_results() -> dict[str, str]:
-    """The status of each node of the last Spark build (dbt's run_results.json), by node name."""
-    results = json.loads((TARGETS["cli"] / "spark" / "run_results.json").read_text())["results"]
-    manifest = json.loads((TARGETS["cli"] / "spark" / "manifest.json").read_text())["nodes"]
-    return {manifest[r["unique_id"]]["name"]: r["status"] for r in results if r["unique_id"] in manifest}
-
-
-def test_the_lessons_tests_and_the_regression_gate_pass_on_spark(built: Warehouse) -> None:
+def test_the_lessons_tests_and_the_regression_gate_pass_on_spark_as_every_node_does_on_duckdb(
+    built: tuple[Warehouse, dict[str, dict[str, str]]],
+) -> None:
+    _, statuses = built
     manifest = json.loads((TARGETS["cli"] / "spark" / "manifest.json").read_text())["nodes"]
     lesson = {node["name"] for node in manifest.values()
               if node["resource_type"] == "test" and "lesson_golden" in node["tags"]}  # fmt: skip
     gate = {node["name"] for node in manifest.values() if node["name"].startswith("no_regression_vs_baseline")}
-    statuses = spark_results()
-    assert len(lesson) >= 3 and len(gate) == 2
-    assert {name: statuses.get(name) for name in lesson | gate} == {name: "pass" for name in lesson | gate}
-    assert all(status == "pass" for status in statuses.values()), statuses
+    assert len(lesson) == 2 and len(gate) == 2  # the lesson's aggregates and its per-question table
+    assert {name: statuses["spark"].get(name) for name in lesson | gate} == dict.fromkeys(lesson | gate, "pass")
+    assert statuses["spark"] == statuses["duckdb"]
 
 
-def test_the_gate_fails_on_spark_as_on_duckdb_and_names_the_same_questions(built: Warehouse, tmp_path: Path) -> None:
+def test_the_gate_fails_on_spark_as_on_duckdb_with_the_same_rows(built: tuple[Warehouse, dict], tmp_path: Path) -> None:
     """Gate the mid-size collection's worse run: both engines fail the build with the same failure rows."""
+    built, _ = built
     gated = ["--select", "question_comparisons", "--vars", "{gated_collection_id: midsize, gated_run_ids: [worse]}"]
     copy = built.copy(tmp_path / "gated")
     spark_dir = spark_directory(built.db_path)
