@@ -12,9 +12,6 @@ import pandas as pd
 
 from retrieval_metrics.warehouse import sql_literal
 
-SPARK_TYPES = {"varchar": "string"}
-
-
 def is_spark(relation: Any) -> bool:
     return type(relation).__module__.startswith("pyspark")
 
@@ -56,11 +53,12 @@ def to_pandas(relation: Any) -> pd.DataFrame:
 
 
 def as_relation(session: Any, frame: pd.DataFrame, types: dict[str, str]) -> Any:
-    """`frame` as a relation of dbt's own session, its columns cast to the SQL `types` in that order, so that an
-    empty frame keeps them, and NaN stored as null. (dbt-duckdb writes a returned DataFrame through another
-    connection, outside the transaction in which the hooks of macros/incremental_runs.sql plan and record runs.)"""
+    """`frame` as a relation of dbt's own session, its columns cast to the SQL `types` (names both engines read:
+    string, integer, double) in that order, so that an empty frame keeps them, and NaN stored as null.
+    (dbt-duckdb writes a returned DataFrame through another connection, outside the transaction in which the
+    hooks of macros/incremental_runs.sql plan and record runs.)"""
     if is_spark(session):
-        schema = ", ".join(f"{column} {SPARK_TYPES.get(sql_type, sql_type)}" for column, sql_type in types.items())
+        schema = ", ".join(f"{column} {sql_type}" for column, sql_type in types.items())
         convert = [int if sql_type in ("integer", "bigint") else _python_value for sql_type in types.values()]
         rows = [
             tuple(None if pd.isna(value) else to(value) for to, value in zip(convert, row, strict=True))

@@ -17,8 +17,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +62,11 @@ def publish_raw(database: Path, directory: Path) -> str:
                 "where table_catalog = 'warehouse' and table_schema = 'raw'").fetchall()}  # fmt: skip
             for table, order in RAW_TABLES.items():
                 source = f"{'warehouse' if table in present else 'memory'}.raw.{table}"
-                # one file per table, in a fixed order: the same raw tables give the same files
-                con.execute(f"copy (select * from {source} order by {order}) "
-                            f"to {sql_literal(f'{version / table}.parquet')} (format parquet)")  # fmt: skip
-                rows += con.execute(f"select count(*) from {source}").fetchone()[0]
+                # one file per table, in a fixed order: the same raw tables give the same files (COPY: its rows)
+                target = sql_literal(f"{version / table}.parquet")
+                copy = f"copy (select * from {source} order by {order}) to {target} (format parquet)"
+                ((written,),) = con.execute(copy).fetchall()
+                rows += written
         link = raw / f".current-{version.name}"
         link.symlink_to(version.name)
         os.replace(link, raw / "current")

@@ -77,7 +77,7 @@ def model(dbt, session):
          **compare(group, n_permutations, seed)}
         for key, group in paired.groupby(KEYS, sort=True)
     ]
-    types = {**{key: "varchar" for key in KEYS}, "measure": "varchar", "k": "integer", "n_questions": "integer",
+    types = {**{key: "string" for key in KEYS}, "measure": "string", "k": "integer", "n_questions": "integer",
              "wins": "integer", "ties": "integer", "losses": "integer", "run_mean": "double", "baseline_mean": "double",
              "mean_difference": "double", "effect_size": "double", "t_statistic": "double", "t_p_value": "double",
              "randomization_p_value": "double", "n_permutations": "bigint", "is_exact_randomization": "boolean"}

@@ -12,7 +12,7 @@ import pandas as pd
 from retrieval_metrics.dbt_python import as_relation, fetch, fetch_numbers, planned_rows, to_pandas
 from retrieval_metrics.warehouse import sql_literal
 
-COLUMN_TYPES = {"collection_id": "varchar", "run_id": "varchar", "measure_name": "varchar", "ci_low": "double",
+COLUMN_TYPES = {"collection_id": "string", "run_id": "string", "measure_name": "string", "ci_low": "double",
                 "ci_high": "double"}
 BATCH_VALUES = 2_000_000  # values per batch of resamples, as the batch given to scipy.stats.bootstrap before
 COUNTS_PER_PRODUCT = 4_000_000  # question counts per matrix product (32 MB)

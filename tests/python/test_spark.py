@@ -58,17 +58,24 @@ def spark_marts(warehouse: Warehouse) -> Path:
     return marts_directory(spark_directory(warehouse.db_path))
 
 
-def read_both(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, mart: str) -> tuple[list, list, list]:
-    """(columns with types, DuckDB's rows, Spark's rows) of a mart, both in the same order: by every column that
-    is not a float, then by the floats."""
-    duck = f"duck.main.{mart}"
-    spark = f"read_parquet({sql_literal(f'{spark_marts(warehouse) / mart}/*.parquet')})"
-    columns = [(name, kind) for name, kind, *_ in con.execute(f"describe {duck}").fetchall()]
+def parquet_table(folder: Path) -> str:
+    """A Spark table's folder of Parquet files, as a DuckDB table expression."""
+    return f"read_parquet({sql_literal(f'{folder}/*.parquet')})"
+
+
+def read_both(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, mart: str) -> tuple[list, list, list, list]:
+    """(DuckDB's columns with types, Spark's, DuckDB's rows, Spark's rows) of a mart, both in the same order: by
+    every column that is not a float, then by the floats."""
+    duck, spark = f"duck.main.{mart}", parquet_table(spark_marts(warehouse) / mart)
+    columns, spark_columns = (
+        [(name, kind) for name, kind, *_ in con.execute(f"describe select * from {source}").fetchall()]
+        for source in (duck, spark)
+    )
     exact = [name for name, kind in columns if not kind.startswith(FLOATING)]
     order = ", ".join(exact + [name for name, _ in columns if name not in exact])
     rows = [con.execute(f"select {', '.join(name for name, _ in columns)} from {source} order by {order}").fetchall()
             for source in (duck, spark)]  # fmt: skip
-    return columns, *rows
+    return columns, spark_columns, *rows
 
 
 def test_every_mart_row_equals_duckdbs_to_1e_9(built: tuple[Warehouse, dict]) -> None:
@@ -77,11 +84,8 @@ def test_every_mart_row_equals_duckdbs_to_1e_9(built: tuple[Warehouse, dict]) ->
         con.execute(f"attach {sql_literal(built.db_path)} as duck (read_only)")
         checked = {}
         for mart in MARTS:
-            spark_columns = con.execute(
-                f"describe select * from read_parquet({sql_literal(f'{spark_marts(built) / mart}/*.parquet')})"
-            ).fetchall()
-            columns, duck_rows, spark_rows = read_both(con, built, mart)
-            assert [(name, kind) for name, kind, *_ in spark_columns] == columns, f"{mart}: columns or types differ"
+            columns, spark_columns, duck_rows, spark_rows = read_both(con, built, mart)
+            assert spark_columns == columns, f"{mart}: columns or types differ"
             assert len(spark_rows) == len(duck_rows), f"{mart}: {len(spark_rows)} rows, {len(duck_rows)} on DuckDB"
             for duck_row, spark_row in zip(duck_rows, spark_rows, strict=True):
                 for (name, kind), ours, theirs in zip(columns, duck_row, spark_row, strict=True):
@@ -127,8 +131,7 @@ def test_the_gate_fails_on_spark_as_on_duckdb_with_the_same_rows(built: tuple[Wa
                 con.execute(f"attach {sql_literal(copy.db_path)} as duck (read_only)")
                 source = "duck.dbt_test__audit.regression_gate_ndcg_at_2"
             else:
-                folder = spark_dir / "warehouse" / "dbt_test__audit.db" / "regression_gate_ndcg_at_2"
-                source = f"read_parquet({sql_literal(f'{folder}/*.parquet')})"
+                source = parquet_table(spark_dir / "warehouse" / "dbt_test__audit.db" / "regression_gate_ndcg_at_2")
             failures[engine] = con.execute(
                 f"select run_id, question_id, difference from {source} order by question_id").fetchall()  # fmt: skip
     assert len(failures["duckdb"]) > 100
