@@ -5,12 +5,13 @@ The package holds what runs next to dbt: warehouse access (warehouse), the one w
 (retrievers) and the ranking command (ranking), dbt and the serving copy (dbt_runner, serving), what reads the
 marts (scorecard, report, export), progress bars (progress) and the `retrieval-metrics` command (cli).
 
-For notebooks (api): `write_run(collection_id, run_id, rows)` writes a run from scored rows, `build()` builds.
+For notebooks (api): `write_run(collection_id, run_id, rows)` writes a run from scored rows, `build()` builds,
+`connect()` reads the marts as last published (the serving copy).
 """
 
 from typing import Any
 
-__all__ = ["build", "write_run"]
+__all__ = ["build", "connect", "write_run"]
 
 
 def __getattr__(name: str) -> Any:

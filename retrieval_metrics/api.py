@@ -2,7 +2,8 @@
 
     import retrieval_metrics as rm
     rm.write_run("docent", "my_retriever", rows)   # rows: (question_id, doc_id, score[, latency_ms])
-    rm.build()                                     # dbt build, then the serving copy; then query the marts
+    rm.build()                                     # dbt build, then the serving copy
+    rm.connect().sql("select * from run_metrics")  # the marts, read-only, as last published
 
 `rows` is an iterable of tuples, or a table with those columns (a pandas DataFrame, a DuckDB relation, or any
 table DuckDB reads from Python: a pyarrow Table; a polars DataFrame, with pyarrow installed). The run goes
@@ -13,6 +14,7 @@ question and the problem.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,19 @@ import duckdb
 
 from retrieval_metrics.raw_tables import Run, check_judged
 from retrieval_metrics.scored_runs import LATENCY_COLUMNS, SCORED_COLUMNS, write_scored_run
-from retrieval_metrics.warehouse import InputError, connect, database_path, memory_limit, transaction
+from retrieval_metrics.warehouse import (
+    InputError,
+    database_path,
+    memory_limit,
+    check_built,
+    reader_path,
+    shown,
+    source_line,
+    sql_literal,
+    transaction,
+)
+from retrieval_metrics.warehouse import connect as open_database
+from retrieval_metrics.writer_queue import DEFAULT_WAIT, queued_writer
 
 COLUMNS = ("question_id", "doc_id", "score")
 LATENCY = "latency_ms"
@@ -49,15 +63,17 @@ def write_run(
     chunk_rule: str | None = None,
     top_k: int | None = None,
     database: str | Path | None = None,
+    wait: float = DEFAULT_WAIT,
 ) -> int:
     """Write (or replace) run `run_id` of a collection from scored rows; returns the ranking rows written.
 
     With `chunk_rule` ("maxp" or "sump") the doc ids are chunk ids, `doc#chunk`; with `top_k`, each question
     keeps its first N docs. `retriever` and `parameters` are recorded in raw.runs. A fourth value (or a
-    `latency_ms` column) is the time the question's search took, one per question, in milliseconds."""
+    `latency_ms` column) is the time the question's search took, one per question, in milliseconds. Another
+    writer of the database (an import, a build) is waited for, up to `wait` seconds."""
     run = Run(collection_id, run_id, retriever, dict(parameters or {}))
     path = database_path(database)
-    with connect(path, config={"memory_limit": memory_limit()}) as con:
+    with queued_writer(path, f"write_run {run_id}", wait), open_database(path, config={"memory_limit": memory_limit()}) as con:
         if isinstance(rows, duckdb.DuckDBPyRelation):
             rows = rows.df()  # a relation belongs to its own connection: bring its rows over
         if is_table(rows):
@@ -105,9 +121,32 @@ def from_tuples(rows: Iterable[tuple[Any, ...]]) -> tuple[str, list[object], str
     return SCORED_COLUMNS, scored, None, []
 
 
-def build(*dbt_args: str, database: str | Path | None = None) -> str:
+def build(*dbt_args: str, database: str | Path | None = None, wait: float = DEFAULT_WAIT) -> str:
     """dbt build of the warehouse (with any dbt arguments, e.g. "--select", "source:raw+"), then its serving
-    copy; returns the line `retrieval-metrics build` prints. Raises if the build fails."""
+    copy; returns the line `retrieval-metrics build` prints. Raises if the build fails. Another writer of the
+    database is waited for, up to `wait` seconds."""
     from retrieval_metrics.cli import build_database
 
-    return build_database(database_path(database), dbt_args)
+    path = database_path(database)
+    with queued_writer(path, "build", wait):
+        return build_database(path, dbt_args)
+
+
+def connect(database: str | Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the marts as last published: the serving copy (or the file `database` names),
+    opened afresh, so it shows the latest build even while an earlier connection of this process is still open
+    on the copy it replaced. Says in one line which file and which build it reads. A running import or build
+    never holds the serving copy, so this never waits."""
+    path = reader_path(database)
+    if not path.exists():
+        raise InputError(f"{shown(path)} does not exist: run `make run` first")
+    con = duckdb.connect()  # a new in-memory database: DuckDB's per-file instance cache cannot hand back the old copy
+    try:
+        con.execute(f"attach {sql_literal(path)} as served (read_only)")
+        con.execute("use served")
+        check_built(con, path)
+    except BaseException:
+        con.close()
+        raise
+    print(source_line(con, path), file=sys.stderr, flush=True)
+    return con

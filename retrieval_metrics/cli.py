@@ -11,13 +11,15 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import duckdb
 
 from retrieval_metrics.warehouse import REPO_ROOT, InputError, database_error, database_path, serving_path, shown
+from retrieval_metrics.writer_queue import DEFAULT_WAIT
 
 if TYPE_CHECKING:
     from retrieval_metrics.importing import ImportRequest
@@ -51,8 +53,18 @@ def rank(args: argparse.Namespace) -> str:
         params=parse_params(args.param),
         chunk_rule=args.chunks,
     )
-    rank_collection(database_path(args.db), request, lambda line: tqdm.write(f"{PROG} rank: {line}", file=sys.stdout))
+    database = database_path(args.db)
+    with queued(args, database, f"rank {', '.join(request.retrievers)}"):
+        rank_collection(database, request, lambda line: tqdm.write(f"{PROG} rank: {line}", file=sys.stdout))
     return ""
+
+
+def queued(args: argparse.Namespace, database: Path, what: str) -> AbstractContextManager[None]:
+    """The writers' queue for this command: wait up to --wait seconds for the writer ahead, saying so once."""
+    from retrieval_metrics.writer_queue import queued_writer
+
+    say = lambda line: print(f"{PROG} {args.command}: {line}", file=sys.stderr, flush=True)  # noqa: E731
+    return queued_writer(database, what, args.wait, say)
 
 
 def import_(args: argparse.Namespace) -> str:
@@ -62,9 +74,12 @@ def import_(args: argparse.Namespace) -> str:
     desc = f"{PROG} import"
     if args.vars and not args.build:
         raise InputError("--vars goes with --build: they are the build's dbt vars")
-    if not args.build:
-        return f"collection {args.collection}: {import_collection(database_path(args.db), request, desc)}"
-    return import_and_build(request, database_path(args.db), desc, args.vars)
+    database = database_path(args.db)
+    what = f"import run {args.run_id}" if args.run else f"import into {args.collection}"
+    with queued(args, database, what + (" and build" if args.build else "")):
+        if not args.build:
+            return f"collection {args.collection}: {import_collection(database, request, desc)}"
+        return import_and_build(request, database, desc, args.vars)
 
 
 def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars: str | None = None) -> str:
@@ -80,7 +95,6 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
 
     request.check()
     database, serving = build_paths(database)
-    check_unlocked(database)
     settings = ["--vars", dbt_vars] if dbt_vars else []
     dbt = InProcessDbt(database)
     started = time.perf_counter()
@@ -147,7 +161,25 @@ def publish_serving(database: Path, serving: Path) -> str:
 
 
 def build(args: argparse.Namespace) -> str:
-    return build_database(database_path(), args.dbt_args)
+    dbt_args, args.wait = wait_option(args.dbt_args)
+    database = database_path()
+    with queued(args, database, "build"):
+        return build_database(database, dbt_args)
+
+
+def wait_option(dbt_args: Sequence[str]) -> tuple[list[str], float]:
+    """build's own --wait SECONDS, taken out of the arguments it passes to dbt."""
+    rest, wait = list(dbt_args), DEFAULT_WAIT
+    for i, arg in enumerate(rest):
+        if arg == "--wait" or arg.startswith("--wait="):
+            value = arg.partition("=")[2] if "=" in arg else (rest[i + 1] if i + 1 < len(rest) else "")
+            try:
+                wait = float(value)
+            except ValueError:
+                raise InputError(f"--wait {value!r}: give the seconds to wait for the writer ahead, e.g. --wait 60")
+            del rest[i : i + (1 if "=" in arg else 2)]
+            break
+    return rest, wait
 
 
 def build_database(database: Path, dbt_args: Sequence[str]) -> str:
@@ -160,7 +192,6 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
 
         return build_on_spark(database.absolute(), dbt_args)
     database, serving = build_paths(database)
-    check_unlocked(database)
     code = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args], database).returncode
     if code != 0:
         try:
@@ -177,14 +208,27 @@ def fuse(args: argparse.Namespace) -> str:
 
     run_ids = [run_id.strip() for run_id in args.runs.split(",") if run_id.strip()]
     run_id = args.run_id or f"{args.method}-{'-'.join(run_ids)}"
-    return fuse_runs(database_path(args.db), args.collection, run_ids, args.method, run_id, args.rrf_k, args.top_k)
+    database = database_path(args.db)
+    with queued(args, database, f"fuse run {run_id}"):
+        return fuse_runs(database, args.collection, run_ids, args.method, run_id, args.rrf_k, args.top_k)
+
+
+@contextmanager
+def reading(args: argparse.Namespace, built: bool = True) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
+    """A read-only connection to what a reader reads (the serving copy, unless --db names a file) and its name;
+    says first, in one line on stderr, which file and which build that is."""
+    from retrieval_metrics.warehouse import open_built, open_existing, reader_path, source_line
+
+    path = reader_path(args.db)
+    with (open_built if built else open_existing)(path) as con:
+        print(f"{PROG} {args.command}: {source_line(con, path)}", file=sys.stderr, flush=True)
+        yield con, shown(path)
 
 
 def scorecard(args: argparse.Namespace) -> str:
     from retrieval_metrics.scorecard import scorecard as render
-    from retrieval_metrics.warehouse import open_built
 
-    with open_built(database_path(args.db)) as con:
+    with reading(args) as (con, _):
         text = render(con)
     return text or f"no runs yet: write one with `{PROG} rank`, then `{PROG} build`"
 
@@ -192,19 +236,19 @@ def scorecard(args: argparse.Namespace) -> str:
 def report(args: argparse.Namespace) -> str:
     from retrieval_metrics.report import write_report
 
-    return write_report(database_path(args.db), args.out)
+    with reading(args) as (con, source):
+        return write_report(con, source, args.out)
 
 
 def export(args: argparse.Namespace) -> str:
     from retrieval_metrics.export import export as run_export
 
-    return run_export(database_path(args.db), args.format, args.out, args.collection, args.run_id, args.digits)
+    with reading(args) as (con, source):
+        return run_export(con, source, args.format, args.out, args.collection, args.run_id, args.digits)
 
 
 def query(args: argparse.Namespace) -> str:
-    from retrieval_metrics.warehouse import open_existing
-
-    with open_existing(database_path(args.db)) as con:
+    with reading(args, built=False) as (con, _):
         try:
             con.sql(args.sql).show(max_width=200, max_rows=200)
         except duckdb.Error as exc:
@@ -241,6 +285,18 @@ def add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="the DuckDB file (default: $RETRIEVAL_DB, else retrieval.duckdb in the repo)")
 
 
+def add_reader_db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help="the DuckDB file to read (default: the serving copy, serving.duckdb beside "
+                        "$RETRIEVAL_DB, or $RETRIEVAL_SERVING_DB: a running import or build never holds it)")
+
+
+def add_writer_options(parser: argparse.ArgumentParser) -> None:
+    add_db(parser)
+    parser.add_argument("--wait", type=float, default=DEFAULT_WAIT, metavar="SECONDS",
+                        help=f"wait up to SECONDS for another writer of the database (default {DEFAULT_WAIT:g}; "
+                        "0: fail at once)")
+
+
 def parser() -> Parser:
     """The command line: one subparser per subcommand, each with its handler as `handler`."""
     top = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -267,7 +323,7 @@ def parser() -> Parser:
     ranking.add_argument("--chunks", nargs="?", const="maxp", choices=["maxp", "sump"],
                          help="the plug-in returns chunks (doc#chunk): a doc scores its best chunk's score (maxp, "
                          "the default) or their sum (sump)")
-    add_db(ranking)
+    add_writer_options(ranking)
 
     importing = command("import", import_, "import TREC qrels, a BEIR folder and/or a TREC run into a collection")
     importing.add_argument("--collection", required=True, help="collection name (a plain identifier)")
@@ -282,7 +338,7 @@ def parser() -> Parser:
     importing.add_argument("--build", action="store_true",
                            help="then build what depends on it and publish the serving copy, in this process")
     importing.add_argument("--vars", help="with --build: dbt vars for the build, e.g. '{k_values: [1, 10]}'")
-    add_db(importing)
+    add_writer_options(importing)
 
     fusing = command("fuse", fuse, "fuse runs of a collection into a new run (rrf, combsum, combmnz)")
     fusing.add_argument("--collection", default="docent", help="the runs' collection (default: docent)")
@@ -292,17 +348,17 @@ def parser() -> Parser:
     fusing.add_argument("--rrf-k", type=float, default=60, help="rrf's k (default 60)")
     fusing.add_argument("--run-id", help="the fused run (default: METHOD-RUN1-RUN2...)")
     fusing.add_argument("--top-k", type=int, metavar="N", help="keep each question's top N fused docs")
-    add_db(fusing)
+    add_writer_options(fusing)
 
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read "
                        "(--target spark: on Spark, from $RETRIEVAL_DB's raw tables)")
     building.add_argument("dbt_args", nargs="*", metavar="DBT_ARG", help="passed to dbt build, e.g. --select x+")
 
-    add_db(command("scorecard", scorecard, "print the lesson's table for every run, then the runs side by side"))
+    add_reader_db(command("scorecard", scorecard, "print the lesson's table for every run, then the runs side by side"))
 
     reporting = command("report", report, "write a self-contained HTML report with charts")
     reporting.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: report)")
-    add_db(reporting)
+    add_reader_db(reporting)
 
     exporting = command("export", export, "export the marts as CSV or Parquet, or one run in trec_eval's -q layout")
     exporting.add_argument("--format", required=True, choices=["csv", "parquet", "trec"])
@@ -310,11 +366,11 @@ def parser() -> Parser:
     exporting.add_argument("--collection", help="only this collection (required for trec)")
     exporting.add_argument("--run-id", help="only this run (required for trec)")
     exporting.add_argument("--digits", type=int, default=4, help="decimals of the trec values (default 4)")
-    add_db(exporting)
+    add_reader_db(exporting)
 
     querying = command("query", query, "run one SQL statement read-only and print the result")
     querying.add_argument("sql", help="one SQL statement")
-    add_db(querying)
+    add_reader_db(querying)
 
     benching = command("bench", bench, "benchmark against pytrec_eval, ranx and plain DuckDB SQL")
     benching.add_argument("bench_args", nargs="*", metavar="ARG", help="passed to scripts/benchmark.py")

@@ -17,7 +17,7 @@ trec: --collection and --run-id name exactly one run; --out is a file, or - for 
     questions run_measures averages (question_measures.is_averaged) get lines: the per-question part is what
     `trec_eval -q -c -m all_trec` prints for these measures, at the warehouse's cutoffs.
 
-Reads through a read-only connection. Errors are InputErrors, raised before anything is written.
+Reads through the read-only connection the command opened (the serving copy by default). Errors are InputErrors, raised before anything is written.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics.warehouse import InputError, open_built, sql_literal
+from retrieval_metrics.warehouse import InputError, sql_literal
 
 TABLES = ("question_metrics", "run_metrics", "missed_relevant_docs", "measure_catalog", "question_measures",
           "run_measures")  # fmt: skip
@@ -45,7 +45,7 @@ def run_filter(collection_id: str | None, run_id: str | None) -> tuple[str, list
     return " and ".join(conditions), params
 
 
-def describe(path: Path, collection_id: str | None, run_id: str | None) -> str:
+def describe(path: str, collection_id: str | None, run_id: str | None) -> str:
     if collection_id is None and run_id is None:
         return f"no metrics in {path}: run `make run` first"
     wanted = " ".join(
@@ -111,9 +111,16 @@ def trec_lines(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str, 
 
 
 def export(
-    database: Path, file_format: str, out: str, collection_id: str | None, run_id: str | None, digits: int = 4
+    con: duckdb.DuckDBPyConnection,
+    source: str,
+    file_format: str,
+    out: str,
+    collection_id: str | None,
+    run_id: str | None,
+    digits: int = 4,
 ) -> str:
-    """Do the export; returns what to report on stdout, or, for --format trec to stdout (`out` "-"), the text."""
+    """Export from a built warehouse's marts (`source` names it in errors); returns what to report on stdout, or,
+    for --format trec to stdout (`out` "-"), the text."""
     if digits < 0 or digits > 17:
         raise InputError(f"--digits {digits} is out of range (0 to 17)")
     if file_format == "trec" and (collection_id is None or run_id is None):
@@ -121,15 +128,14 @@ def export(
     if file_format != "trec" and out == "-":
         raise InputError(f"--out - (stdout) is only for --format trec; --format {file_format} needs a directory")
     where, params = run_filter(collection_id, run_id)
-    with open_built(database) as con:
-        (count,) = con.execute(f"select count(*) from main.question_metrics where {where}", params).fetchone()
-        if count == 0:
-            raise InputError(describe(database, collection_id, run_id))
-        if file_format != "trec":
-            written = export_tables(con, Path(out), file_format, where, params)
-            return "\n".join(f"wrote {target}" for target in written)
-        assert collection_id is not None and run_id is not None
-        text = "\n".join(trec_lines(con, collection_id, run_id, digits)) + "\n"
+    (count,) = con.execute(f"select count(*) from main.question_metrics where {where}", params).fetchone()
+    if count == 0:
+        raise InputError(describe(source, collection_id, run_id))
+    if file_format != "trec":
+        written = export_tables(con, Path(out), file_format, where, params)
+        return "\n".join(f"wrote {target}" for target in written)
+    assert collection_id is not None and run_id is not None
+    text = "\n".join(trec_lines(con, collection_id, run_id, digits)) + "\n"
     if out == "-":
         return text.removesuffix("\n")
     target = Path(out)

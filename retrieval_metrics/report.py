@@ -6,7 +6,8 @@ Writes <out>/index.html with every chart embedded as a base64 data URI (it opens
 external resources), and the same charts as <out>/<collection>-<chart>.png. Per collection: Recall@k,
 Precision@k (with its ceiling given the judgments) and NDCG@k curves, MRR per run, the first relevant rank of
 every question for every run, the comparison with the baseline run, the leaderboard at each k and the missed
-relevant documents. Also per collection: the 11-point interpolated precision-recall curve of every run
+relevant documents, runs listed as the scorecard lists them (run_leaderboard.run_position: the baseline first).
+Also per collection: the 11-point interpolated precision-recall curve of every run
 (trec_eval's iprec_at_recall_0.00 ... _1.00), Judged@k (judged coverage) beside NDCG@k in the leaderboard, and
 a warning in words when a compared run and the baseline differ in judged coverage by more than COVERAGE_GAP at
 some k. The comparison table lists every compared measure of measure_catalog, in its order. Reads the marts
@@ -33,7 +34,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from retrieval_metrics.warehouse import InputError, open_built, shown
+from retrieval_metrics.warehouse import InputError
 
 CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
 NDCG = "ndcg_cut"  # measure_catalog.measure of NDCG@k: the wins/losses chart
@@ -372,14 +373,16 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
             on leaderboard.collection_id = judged.collection_id and leaderboard.run_id = judged.run_id
             and leaderboard.k = judged.k and judged.measure = ?
         where leaderboard.collection_id = ?
-        order by leaderboard.k, leaderboard.ndcg_rank, leaderboard.run_id
+        order by leaderboard.k, leaderboard.run_position
         """, [JUDGED, collection_id])
     comparisons = rows(con, """
         select comparisons.*
         from main.run_comparisons as comparisons
         inner join main.measure_catalog as catalog on comparisons.measure = catalog.measure
+        inner join (select distinct collection_id, run_id, run_position from main.run_leaderboard) as positions
+            on comparisons.collection_id = positions.collection_id and comparisons.run_id = positions.run_id
         where comparisons.collection_id = ?
-        order by catalog.measure_position, comparisons.k, comparisons.run_id
+        order by catalog.measure_position, comparisons.k, positions.run_position
         """, [collection_id])
     missed = rows(con, """
         select run_id, k, question_id, doc_id, recall_cost, explanation, count(*) over () as n_missed
@@ -475,14 +478,13 @@ def report(con: duckdb.DuckDBPyConnection, source: str, generated_at: str) -> tu
     return page, charts
 
 
-def write_report(database: Path, out: Path) -> str:
-    """Write <out>/index.html and the charts as PNGs; returns the one-line summary. InputError, naming the
-    database, when it has no marts or no runs yet."""
-    with open_built(database) as con:
-        if not con.execute("select count(*) from main.run_leaderboard").fetchall()[0][0]:
-            raise InputError(f"no runs in {shown(database)}: run `make run` first")
-        generated_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        page, charts = report(con, database.name, generated_at)
+def write_report(con: duckdb.DuckDBPyConnection, source: str, out: Path) -> str:
+    """Write <out>/index.html and the charts as PNGs from a built warehouse's marts (`source` names it on the
+    page); returns the one-line summary. InputError, naming the source, when it has no runs yet."""
+    if not con.execute("select count(*) from main.run_leaderboard").fetchall()[0][0]:
+        raise InputError(f"no runs in {source}: run `make run` first")
+    generated_at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    page, charts = report(con, source, generated_at)
     out.mkdir(parents=True, exist_ok=True)
     for chart in charts:
         (out / chart.filename).write_bytes(chart.png)

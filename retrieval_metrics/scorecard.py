@@ -1,5 +1,6 @@
 """Print the scorecard: the lesson's per-k table (Recall@k, Precision@k, NDCG@k) and MRR for every run, each
-mean with its 95% bootstrap interval, then, for each collection with several runs, the runs side by side with
+mean with its 95% bootstrap interval, the baseline run first and then the others by the collection's headline
+measure (run_leaderboard.run_position), then, for each collection with several runs, the runs side by side with
 wins/ties/losses, effect sizes and p-values against the baseline.
 
     retrieval-metrics scorecard [--db PATH]
@@ -26,9 +27,9 @@ def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
     runs = con.execute(
         """
         select collection_id, run_id, any_value(retriever), any_value(n_questions), list(distinct k order by k)
-        from main.run_metrics
+        from main.run_leaderboard
         group by collection_id, run_id
-        order by collection_id, run_id
+        order by collection_id, any_value(run_position)
         """
     ).fetchall()
     measured = {
@@ -68,7 +69,7 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
         runs = con.execute(
             """
             select run_id, list(recall order by k), list(precision order by k), list(ndcg order by k), any_value(mrr)
-            from main.run_leaderboard where collection_id = ? group by run_id order by run_id
+            from main.run_leaderboard where collection_id = ? group by run_id order by any_value(run_position)
             """,
             [collection_id],
         ).fetchall()
@@ -77,11 +78,12 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
             lines.append(" ".join([run_id.ljust(20), *values, f"{mrr:7.3f}"]))
         comparisons = con.execute(
             """
-            select run_id, baseline_run_id, k, wins, ties, losses, mean_difference, effect_size,
-                   t_p_value, randomization_p_value, randomization_p_value_holm
-            from main.run_comparisons
-            where collection_id = ? and measure_name = 'ndcg_cut_' || k
-            order by run_id, k
+            select comparisons.run_id, comparisons.baseline_run_id, comparisons.k, wins, ties, losses, mean_difference,
+                   effect_size, t_p_value, randomization_p_value, randomization_p_value_holm
+            from main.run_comparisons as comparisons
+            inner join main.run_leaderboard as leaderboard using (collection_id, run_id, k)
+            where collection_id = ? and measure_name = 'ndcg_cut_' || comparisons.k
+            order by leaderboard.run_position, comparisons.k
             """,
             [collection_id],
         ).fetchall()

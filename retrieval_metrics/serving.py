@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics.warehouse import connect, sql_literal
+from retrieval_metrics.warehouse import PUBLICATION, connect, sql_literal, written_at
 
 
 def check_unlocked(build: Path) -> None:
@@ -62,8 +62,12 @@ def publish(build: Path, serving: Path, storage_version: str | None = None) -> i
             update_tables(con, "__serving_copy")
             con.execute("detach __serving_copy")  # checkpoints (and fsyncs) the copy, and closes it
         os.chmod(temporary, stat.S_IMODE(os.stat(build).st_mode))
-        with duckdb.connect(str(temporary), read_only=True) as copy:  # the copy opens and lists its tables
-            copy.execute("select count(*) from duckdb_tables()").fetchone()
+        with duckdb.connect(str(temporary)) as copy:  # the copy opens; it records its build
+            copy.execute(
+                f"create or replace table {PUBLICATION} as select cast(now() at time zone 'UTC' as timestamp) "
+                "as published_at, ? as build_database, ? as build_written_at",
+                [str(build.absolute()), written_at(build)],
+            )
         Path(f"{temporary}.wal").unlink(missing_ok=True)
         Path(f"{serving}.wal").unlink(missing_ok=True)  # only a writer leaves one; it would belong to the old file
         size = os.path.getsize(temporary)

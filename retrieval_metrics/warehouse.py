@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import datetime, timedelta
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -150,13 +151,63 @@ def open_built(path: Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection to a warehouse that exists and has its marts (InputError naming the file and
     what is missing, if not)."""
     con = open_existing(path)
+    try:
+        check_built(con, path)
+    except InputError:
+        con.close()
+        raise
+    return con
+
+
+def check_built(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """InputError naming the file and the marts it lacks, if the connection's database has not every mart."""
     present = {name for (name,) in con.execute(
-        "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}  # fmt: skip
+        "select table_name from information_schema.tables "
+        "where table_catalog = current_database() and table_schema = 'main'").fetchall()}  # fmt: skip
     missing = [mart for mart in MARTS if mart not in present]
     if missing:
-        con.close()
         raise InputError(f"{shown(path)} has no {', '.join(missing)}: run `make build` first")
-    return con
+
+
+def reader_path(override: str | os.PathLike[str] | None = None) -> Path:
+    """The file a reader (query, scorecard, report, export) opens: an explicit path, else the serving copy,
+    which a running import or build never holds (InputError if it has not been published yet)."""
+    if override:
+        return Path(override)
+    serving = serving_path()
+    if not serving.exists():
+        raise InputError(
+            f"no serving copy {shown(serving)} yet: `retrieval-metrics build` (or `make run`) publishes it; "
+            f"--db {shown(database_path())} reads the build database instead"
+        )
+    return serving
+
+
+PUBLICATION = '"_serving"."publication"'  # in a serving copy: when its build was published, and from which file
+
+
+def written_at(path: Path) -> datetime:
+    """A file's modification time, to the microsecond, UTC (naive, as DuckDB's timestamps)."""
+    return datetime(1970, 1, 1) + timedelta(microseconds=path.stat().st_mtime_ns // 1000)
+
+
+def source_line(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+    """One line saying which file a reader reads and which build that is (when it was published), and whether
+    the build database has been written since (then it holds changes the serving copy does not show yet)."""
+    ((has_record,),) = con.execute(
+        "select count(*) from duckdb_tables() where database_name = current_database() "
+        "and schema_name = '_serving' and table_name = 'publication'"
+    ).fetchall()
+    if not has_record:
+        return f"reading {shown(path)}, as last written at {written_at(path):%Y-%m-%d %H:%M:%S} UTC"
+    ((published_at, build_database, build_written_at),) = con.execute(
+        f"select published_at, build_database, build_written_at from {PUBLICATION}"
+    ).fetchall()
+    line = f"reading {shown(path)}, the build published at {published_at:%Y-%m-%d %H:%M:%S} UTC"
+    build = Path(build_database)
+    if build.exists() and written_at(build) != build_written_at:
+        line += f"; {shown(build)} has been written since: `retrieval-metrics build` publishes it"
+    return line
 
 
 def shown(path: Path | str) -> str:

@@ -1,5 +1,5 @@
 -- One row per (collection, k, run): the run's run_metrics values, its rank among the collection's runs by
--- NDCG@k, its search latency where the run reports one (mean, p50, p95 over its questions), and for every one
+-- NDCG@k, its place in the scorecard and report (run_position), its search latency where the run reports one (mean, p50, p95 over its questions), and for every one
 -- of those measures its difference from the baseline run (var baseline_run_id) of the same collection. Every
 -- measure against the baseline, with significance: run_comparisons.
 
@@ -21,6 +21,31 @@ latencies as (
 baseline as (
     select * from run_metrics
     where run_id = '{{ var("baseline_run_id") }}'
+),
+
+-- the collection's headline: NDCG at its largest k
+headlines as (
+    select
+        collection_id,
+        run_id,
+        max_by(ndcg, k) as headline_ndcg
+    from run_metrics
+    group by collection_id, run_id
+),
+
+-- the baseline first, then best headline first, ties by run id
+run_positions as (
+    select
+        collection_id,
+        run_id,
+        cast(row_number() over (
+            partition by collection_id
+            order by
+                case when run_id = '{{ var("baseline_run_id") }}' then 0 else 1 end,
+                headline_ndcg desc,
+                run_id
+        ) as integer) as run_position
+    from headlines
 )
 
 select
@@ -36,6 +61,7 @@ select
         partition by run_metrics.collection_id, run_metrics.k
         order by run_metrics.ndcg desc
     ) as integer) as ndcg_rank,
+    run_positions.run_position,
     latencies.latency_mean_ms,
     latencies.latency_p50_ms,
     latencies.latency_p95_ms,
@@ -48,6 +74,9 @@ from run_metrics
 left join baseline
     on run_metrics.collection_id = baseline.collection_id
     and run_metrics.k = baseline.k
+inner join run_positions
+    on run_metrics.collection_id = run_positions.collection_id
+    and run_metrics.run_id = run_positions.run_id
 left join latencies
     on run_metrics.collection_id = latencies.collection_id
     and run_metrics.run_id = latencies.run_id

@@ -132,7 +132,8 @@ def test_the_leaderboard_shows_latency_where_a_run_reports_it(collection: Plugin
 def test_the_report_plots_quality_against_latency(collection: PluginWarehouse, tmp_path: Path) -> None:
     from retrieval_metrics.report import write_report
 
-    write_report(collection.db_path, tmp_path / "report")
+    with collection.connect() as con:
+        write_report(con, "warehouse.duckdb", tmp_path / "report")
     page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
     assert (tmp_path / "report" / "mini-latency.png").stat().st_size > 5000
     assert 'id="chart-mini-latency"' in page
