@@ -10,7 +10,7 @@ export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 
 CLI := $(BIN)/retrieval-metrics
 
-.PHONY: install install-dense install-bench install-spark run rankings build scorecard sql export report bench bench-engines test test-fast test-spark clean
+.PHONY: install install-dense install-bench install-spark run rankings build scorecard sql export report bench bench-engines test test-extras test-fast test-spark clean
 
 # The pinned dependencies, then this package (editable: the `retrieval-metrics` command runs the repo's code).
 install: $(STAMP)
@@ -31,7 +31,7 @@ $(DENSE_STAMP): $(STAMP) requirements-dense.txt constraints.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dense.txt -c constraints.txt
 	touch $(DENSE_STAMP)
 
-# ranx (and what it needs): a peer of the benchmark, and the reference the fusion tests check against.
+# Optional: ranx (and what it needs), a peer of the benchmark and the reference of the fusion tests (make test-extras).
 install-bench: $(BENCH_STAMP)
 
 $(BENCH_STAMP): $(STAMP) requirements-bench.txt constraints.txt
@@ -82,15 +82,20 @@ bench-engines: install-spark
 
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB). docs/testing.md has the tiers.
 # Two workers, one per core; each test file stays on one worker, so its module's shared builds are made once.
-test: install install-bench
+# Needs none of the optional extras: a test that needs one skips, saying which `make install-...` adds it.
+test: install
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
+# What the optional extras add (the tests marked dense or bench), with the extras installed: a skip fails here.
+test-extras: install-dense install-bench
+	RETRIEVAL_TEST_EXTRAS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -m "dense or bench"
+
 # Every mart on Spark equals DuckDB's (tests/python/test_spark.py); pyproject's addopts leave these out elsewhere.
-test-spark: install install-bench install-spark
+test-spark: install install-spark
 	$(BIN)/python -m pytest -m spark
 
 # The inner loop: no dbt build, no end-to-end run (under a minute).
-test-fast: install install-bench
+test-fast: install
 	$(BIN)/python -m pytest -m "not dbt and not slow and not spark"
 
 clean:

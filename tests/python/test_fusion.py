@@ -11,7 +11,6 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from ranx import Run, fuse
 
 from retrieval_metrics import api
 from retrieval_metrics.cli import main
@@ -57,7 +56,10 @@ def stored(path: Path, run_id: str) -> dict[str, dict[str, tuple[int, float]]]:
 
 @pytest.mark.parametrize(("method", "ranx_method", "norm"), [("rrf", "rrf", None), ("combsum", "sum", "min-max"),
                                                              ("combmnz", "mnz", "min-max")])  # fmt: skip
+@pytest.mark.bench
 def test_fused_scores_equal_ranx(database: Path, method: str, ranx_method: str, norm: str | None) -> None:
+    from ranx import Run, fuse
+
     inputs = [stored(database, "a"), stored(database, "b")]
     n_docs = sum(len(set(inputs[0][q]) | set(inputs[1][q])) for q in QUESTIONS)  # the union of their docs
     line = fuse_runs(database, "gen", ["a", "b"], method, f"fused_{method}")

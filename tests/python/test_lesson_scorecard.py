@@ -38,6 +38,27 @@ def test_scorecard_prints_the_lessons_table(built: Warehouse) -> None:
         assert scorecard(con) == LESSON_SCORECARD
 
 
+def test_scorecard_leads_with_the_baseline_then_the_best_headline_first(every_retriever: Warehouse) -> None:
+    """Runs are listed baseline first (here the worst run), then by NDCG at the largest k, best first, ties by
+    run id (bm25 and keyword_normalized tie at NDCG@3 = 0.959): in the lesson's blocks, side by side, and
+    against the baseline; run_leaderboard.run_position says the same at every k."""
+    ndcg = dict(every_retriever.rows("select run_id, ndcg from run_metrics where k = 3"))
+    expected = sorted(ndcg, key=lambda run_id: (run_id != "keyword_overlap", -ndcg[run_id], run_id))
+    assert expected[0] == "keyword_overlap" and ndcg["keyword_overlap"] == min(ndcg.values())
+    assert ndcg["bm25"] == ndcg["keyword_normalized"] and expected.index("bm25") < expected.index("keyword_normalized")
+    positions = every_retriever.rows("select k, run_id, run_position from run_leaderboard order by k, run_position")
+    assert [(k, run_id) for k, run_id, _ in positions] == [(k, run_id) for k in (1, 2, 3) for run_id in expected]
+    assert {position for _, _, position in positions} == set(range(1, len(expected) + 1))
+
+    with every_retriever.connect() as con:
+        lines = scorecard(con).splitlines()
+    assert [line.split(" / ")[1].split()[0] for line in lines if line.startswith("docent / ")] == expected
+    table = lines.index("docent: runs side by side")
+    assert [line.split()[0] for line in lines[table + 2 : table + 2 + len(expected)]] == expected
+    versus = [line.split()[0] for line in lines if re.match(r"\S+ +k=3 ", line)]
+    assert versus == expected[1:]
+
+
 def test_scorecard_intervals_are_run_measures(built: Warehouse) -> None:
     """Each printed interval is run_measures' (ci_low, ci_high), around the printed run_metrics mean."""
     printed = re.findall(r"(Recall|Precision|NDCG)@(\d)=(\S+) \[(\S+), (\S+)\]", LESSON_SCORECARD)

@@ -100,11 +100,20 @@ def test_report_files_numbers_and_rendering(every_retriever: Warehouse, tmp_path
         (names_per_run,) = con.execute(  # every compared measure, once per k (3 of them) if it takes one
             "select sum(case when takes_cutoff then 3 else 1 end) from measure_catalog where is_compared"
         ).fetchone()
+        positions = con.execute(  # the runs as the scorecard lists them: the baseline first
+            "select run_id from run_leaderboard where collection_id = 'docent' and k = 2 order by run_position"
+        ).fetchall()
     assert row["Judged@2"] == f"{judged['keyword_overlap']:.3f}" == "0.444"  # only relevant docs are judged
     for run_id, value in judged.items():
         assert table_row(page, f'data-run="{run_id}" data-k="2"')["Judged@2"] == f"{value:.3f}"
     # every run_comparisons row, by measure name, with its effect size
-    assert len(compared) == 3 * names_per_run  # three runs against the baseline
+    runs = [run_id for (run_id,) in positions]
+    assert runs[0] == "keyword_overlap" and len(runs) >= 3  # the lexical runs; dense too when it is installed
+    assert len(compared) == (len(runs) - 1) * names_per_run  # every run but the baseline, against it
+    # the k = 2 leaderboard lists the runs in run_position order, as the scorecard does
+    leaderboard = re.search(r"<h4>k = 2</h4>\s*<table>.*?</table>", page, re.DOTALL)
+    assert leaderboard is not None
+    assert re.findall(r'<tr data-run="([^"]+)" data-k="2"', leaderboard.group(0)) == runs
     for run_id, measure_name, difference, effect in compared:
         cells = table_row(page, f'data-run="{run_id}" data-measure="{html.escape(measure_name)}"')
         assert cells["measure"] == html.escape(measure_name)

@@ -5,8 +5,8 @@ the seed CSVs, in file order; one `dbt` test checks that the warehouse, where `r
 them (ranking.read_collection), holds the same. The rank --all tests read the shared `every_retriever`
 warehouse (rank --all, built) instead of ranking again.
 
-The dense tests need the optional packages (`make install-dense`). Without them they skip on a developer's
-machine, and fail when the environment variable CI is set: CI installs the extra and must test it.
+The dense tests need the optional packages (`make install-dense`): marked `dense`, they skip without them, and
+fail under RETRIEVAL_TEST_EXTRAS=1 (`make test-extras`, which CI runs after installing the extras).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from conftest import Warehouse
+from conftest import Warehouse, extras_required
 from retrieval_metrics import ranking as rank
 from retrieval_metrics.cli import main
 from retrieval_metrics.retrievers import (
@@ -177,11 +177,6 @@ DENSE_TOP1 = {
 }
 
 
-def on_ci() -> bool:
-    """Whether the environment variable CI says this is a CI run."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
 def dense_installed() -> bool:
     """Whether the dense retriever's packages import, which is how rank --all decides to run it."""
     try:
@@ -194,13 +189,8 @@ def dense_installed() -> bool:
 
 @pytest.fixture(scope="module")
 def encoder() -> Encoder:
-    """The real all-MiniLM-L6-v2 encoder; skips without the dense packages, except on CI where that fails."""
-    try:
-        return load_dense_encoder()
-    except ImportError as exc:
-        if on_ci():
-            pytest.fail(f"CI must test the dense retriever, but its packages are missing ({exc}): make install-dense")
-        pytest.skip(f"dense packages not installed ({exc}): make install-dense")
+    """The real all-MiniLM-L6-v2 encoder, for the tests marked `dense` (which skip without its packages)."""
+    return load_dense_encoder()
 
 
 def ranked(name: str) -> dict[str, list[tuple[str, float]]]:
@@ -291,6 +281,7 @@ def test_bm25_reports_stemmed_matched_terms() -> None:
 # --- dense ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.dense
 def test_dense_top_document_of_every_question(encoder: Encoder) -> None:
     assert encoder.model == DENSE_MODEL and encoder.dimension == 384
     doc_vectors = encoder.encode([doc_text(d) for d in DOCS])
@@ -317,6 +308,7 @@ def spy(encoder: Encoder, calls: list[list[str]], refuse: set[str] | None = None
     return Encoder(encoder.model, encoder.dimension, encode)
 
 
+@pytest.mark.dense
 def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_path: Path) -> None:
     doc_texts = {doc_text(d) for d in DOCS}
     with duckdb.connect(str(tmp_path / "cache.duckdb")) as con:
@@ -357,6 +349,7 @@ def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_pat
 
 
 @pytest.mark.dbt
+@pytest.mark.dense
 def test_dense_embeddings_roll_back_with_a_failed_run_write(
     encoder: Encoder,
     lesson: Warehouse,
@@ -397,8 +390,9 @@ def test_rank_reads_the_same_documents_and_questions_as_the_seed_files(lesson: W
 
 
 def expected_retrievers() -> list[str]:
-    """What --all must write: every lexical retriever, and dense when installed (always on CI)."""
-    return [*LEXICAL_RETRIEVERS, *([DENSE] if dense_installed() or on_ci() else [])]
+    """What --all must write: every lexical retriever, and dense when installed (always under
+    RETRIEVAL_TEST_EXTRAS=1)."""
+    return [*LEXICAL_RETRIEVERS, *([DENSE] if dense_installed() or extras_required() else [])]
 
 
 def raw_rows(warehouse: Warehouse) -> list[tuple[object, ...]]:
