@@ -135,7 +135,7 @@ def build(*dbt_args: str, database: str | Path | None = None, wait: float = DEFA
 def connect(database: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the marts as last published: the serving copy (or the file `database` names),
     opened afresh, so it shows the latest build even while an earlier connection of this process is still open
-    on the copy it replaced. Says in one line which file and which build it reads. A running import or build
+    on the copy it replaced. Says in one line (on stderr) which file and which build it reads. A running import or build
     never holds the serving copy, so this never waits."""
     path = reader_path(database)
     if not path.exists():
@@ -148,5 +148,5 @@ def connect(database: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     except BaseException:
         con.close()
         raise
-    print(source_line(con, path), file=sys.stderr, flush=True)
+    print(f"retrieval_metrics.connect: reading {source_line(con, path)}", file=sys.stderr, flush=True)
     return con

@@ -216,13 +216,15 @@ def fuse(args: argparse.Namespace) -> str:
 @contextmanager
 def reading(args: argparse.Namespace, built: bool = True) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
     """A read-only connection to what a reader reads (the serving copy, unless --db names a file) and its name;
-    says first, in one line on stderr, which file and which build that is."""
+    once the reader is done, one line on stderr says which file and which build it read (an error says only
+    the error)."""
     from retrieval_metrics.warehouse import open_built, open_existing, reader_path, source_line
 
     path = reader_path(args.db)
     with (open_built if built else open_existing)(path) as con:
-        print(f"{PROG} {args.command}: {source_line(con, path)}", file=sys.stderr, flush=True)
+        line = source_line(con, path)
         yield con, shown(path)
+    print(f"{PROG} {args.command}: read {line}", file=sys.stderr, flush=True)
 
 
 def scorecard(args: argparse.Namespace) -> str:
@@ -241,8 +243,10 @@ def report(args: argparse.Namespace) -> str:
 
 
 def export(args: argparse.Namespace) -> str:
+    from retrieval_metrics.export import check_arguments
     from retrieval_metrics.export import export as run_export
 
+    check_arguments(args.format, args.out, args.collection, args.run_id, args.digits)
     with reading(args) as (con, source):
         return run_export(con, source, args.format, args.out, args.collection, args.run_id, args.digits)
 

@@ -110,6 +110,16 @@ def trec_lines(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str, 
     return lines
 
 
+def check_arguments(file_format: str, out: str, collection_id: str | None, run_id: str | None, digits: int) -> None:
+    """InputError for arguments that do not go together, before anything is opened."""
+    if digits < 0 or digits > 17:
+        raise InputError(f"--digits {digits} is out of range (0 to 17)")
+    if file_format == "trec" and (collection_id is None or run_id is None):
+        raise InputError("--format trec needs --collection and --run-id (exactly one run)")
+    if file_format != "trec" and out == "-":
+        raise InputError(f"--out - (stdout) is only for --format trec; --format {file_format} needs a directory")
+
+
 def export(
     con: duckdb.DuckDBPyConnection,
     source: str,
@@ -121,12 +131,7 @@ def export(
 ) -> str:
     """Export from a built warehouse's marts (`source` names it in errors); returns what to report on stdout, or,
     for --format trec to stdout (`out` "-"), the text."""
-    if digits < 0 or digits > 17:
-        raise InputError(f"--digits {digits} is out of range (0 to 17)")
-    if file_format == "trec" and (collection_id is None or run_id is None):
-        raise InputError("--format trec needs --collection and --run-id (exactly one run)")
-    if file_format != "trec" and out == "-":
-        raise InputError(f"--out - (stdout) is only for --format trec; --format {file_format} needs a directory")
+    check_arguments(file_format, out, collection_id, run_id, digits)
     where, params = run_filter(collection_id, run_id)
     (count,) = con.execute(f"select count(*) from main.question_metrics where {where}", params).fetchone()
     if count == 0:

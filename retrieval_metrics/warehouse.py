@@ -192,18 +192,19 @@ def written_at(path: Path) -> datetime:
 
 
 def source_line(con: duckdb.DuckDBPyConnection, path: Path) -> str:
-    """One line saying which file a reader reads and which build that is (when it was published), and whether
-    the build database has been written since (then it holds changes the serving copy does not show yet)."""
+    """Which file a reader reads and which build that is (when it was published), and whether the build database
+    has been written since (then it holds changes the serving copy does not show yet): `serving.duckdb, the
+    build published at ...`."""
     ((has_record,),) = con.execute(
         "select count(*) from duckdb_tables() where database_name = current_database() "
         "and schema_name = '_serving' and table_name = 'publication'"
     ).fetchall()
     if not has_record:
-        return f"reading {shown(path)}, as last written at {written_at(path):%Y-%m-%d %H:%M:%S} UTC"
+        return f"{shown(path)}, as last written at {written_at(path):%Y-%m-%d %H:%M:%S} UTC"
     ((published_at, build_database, build_written_at),) = con.execute(
         f"select published_at, build_database, build_written_at from {PUBLICATION}"
     ).fetchall()
-    line = f"reading {shown(path)}, the build published at {published_at:%Y-%m-%d %H:%M:%S} UTC"
+    line = f"{shown(path)}, the build published at {published_at:%Y-%m-%d %H:%M:%S} UTC"
     build = Path(build_database)
     if build.exists() and written_at(build) != build_written_at:
         line += f"; {shown(build)} has been written since: `retrieval-metrics build` publishes it"

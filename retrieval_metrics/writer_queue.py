@@ -2,9 +2,9 @@
 their turn instead of failing.
 
 The queue is an advisory lock (flock) on a file beside the database, `<database>.lock`, which also records who
-holds it (PID, what it does, when it started) for the one line a waiting writer prints. The kernel releases a
-flock when its holder exits, however it exits, so a writer killed with `kill -9` leaves nothing behind that
-blocks the next one. Once it holds the queue, a writer also waits for DuckDB's own lock on the file, which a
+holds it (PID, what it does, when it started) for the one line a waiting writer prints, and which the holder
+removes when it is done. The kernel releases a flock when its holder exits, however it exits, so a writer killed
+with `kill -9` leaves at most the file, which blocks nobody. Once it holds the queue, a writer also waits for DuckDB's own lock on the file, which a
 process outside the queue can hold (`dbt build` run by hand, a DuckDB shell, a BI tool pointed at the build
 database instead of the serving copy).
 
@@ -26,12 +26,12 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics.warehouse import LOCK_HOLDER, InputError, connect, process_command, shown
+from retrieval_metrics.warehouse import LOCK_HOLDER, InputError, connect, database_error, process_command, shown
 
 DEFAULT_WAIT = 600.0  # seconds a writer waits for its turn (--wait): 0 fails at once
 POLL = 0.2  # seconds between two tries
 
-_held: dict[Path, int] = {}  # this process's queue locks: database -> depth
+_held: set[Path] = set()  # the databases whose queue this process holds
 
 
 def lock_path(database: Path) -> Path:
@@ -51,41 +51,37 @@ def queued_writer(
     (saying so once through `say`), then raise InputError, having written nothing."""
     database = database.absolute()
     if database in _held:
-        _held[database] += 1
-        try:
-            yield
-        finally:
-            _held[database] -= 1
+        yield
         return
     if wait < 0:
         raise InputError(f"--wait {wait:g}: the seconds to wait must be 0 or more")
     database.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path(database), os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    fd = take_turn(lock_path(database), database, deadline, wait, say)
     try:
-        deadline = time.monotonic() + wait
-        take_turn(fd, database, deadline, wait, say)
-        os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "what": what, "started_at": time.time()}).encode(), 0)
         wait_for_duckdb(database, deadline, wait, say)
-        _held[database] = 1
+        _held.add(database)
         try:
             yield
         finally:
-            del _held[database]
-            os.ftruncate(fd, 0)
+            _held.discard(database)
     finally:
+        lock_path(database).unlink(missing_ok=True)  # still ours: the next writer makes a new one
         os.close(fd)  # releases the flock
 
 
-def take_turn(fd: int, database: Path, deadline: float, wait: float, say: Callable[[str], None]) -> None:
-    """flock the queue file, polling until the deadline."""
+def take_turn(path: Path, database: Path, deadline: float, wait: float, say: Callable[[str], None]) -> int:
+    """flock the queue file, polling until the deadline; its descriptor. The holder removes the file when it is
+    done, so a lock won on a file no longer at `path` is let go, and the one there now tried."""
     said = False
     while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
         except BlockingIOError:
             holder = describe_holder(fd)
+            os.close(fd)
             if time.monotonic() >= deadline:
                 raise InputError(
                     f"{shown(database)} is being written by {holder}; gave up after waiting {wait:g} s (--wait): "
@@ -95,6 +91,15 @@ def take_turn(fd: int, database: Path, deadline: float, wait: float, say: Callab
                 say(f"waiting for {holder} ... (up to {wait:g} s, --wait)")
                 said = True
             time.sleep(POLL)
+            continue
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(fd).st_ino:
+            os.ftruncate(fd, 0)
+            return fd
+        os.close(fd)
 
 
 def describe_holder(fd: int) -> str:
@@ -124,10 +129,7 @@ def wait_for_duckdb(database: Path, deadline: float, wait: float, say: Callable[
                 raise
             holder = f"PID {match['pid']} ({process_command(int(match['pid']), match['exe'])})"
             if time.monotonic() >= deadline:
-                raise InputError(
-                    f"{shown(database)} is held by {holder}, outside the writers' queue; gave up after waiting "
-                    f"{wait:g} s (--wait): close that connection (readers belong on the serving copy), then re-run"
-                ) from None
+                raise InputError(f"{database_error(database, exc)} (waited {wait:g} s, --wait)") from None
             if not said:
                 say(f"waiting for {holder}, which holds {shown(database)} ... (up to {wait:g} s, --wait)")
                 said = True

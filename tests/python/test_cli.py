@@ -164,7 +164,7 @@ def test_a_locked_database_gets_one_line_naming_the_holder(
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
     args = [str(tmp_path / "qrels.txt") if a == "QRELS" else a for a in command]
     target = tmp_path / "target"
-    result = run_cli(*args, env=cli_env(database, target))
+    result = run_cli(*args, "--wait", "0", env=cli_env(database, target))  # writers wait; 0: not at all
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
@@ -176,6 +176,7 @@ def test_a_locked_database_gets_one_line_naming_the_holder(
     ), lines[0]
     assert lines[0].endswith(
         f"): close that connection, or point readers at {tmp_path / 'serving.duckdb'} (read-only), then re-run"
+        " (waited 0 s, --wait)"
     ), lines[0]
     assert "Traceback" not in result.stderr and result.stdout == ""
     assert not target.exists()  # build and rank stopped before dbt: dbt would have created its target and logs

@@ -81,7 +81,7 @@ def test_readers_answer_from_the_serving_copy_while_a_writer_holds_the_build(
     assert "0.8068732785714351" in query.stdout
     for result, command in ((scorecard, "scorecard"), (query, "query")):
         (line,) = result.stderr.splitlines()
-        assert line.startswith(f"retrieval-metrics {command}: reading ") and "serving.duckdb" in line, line
+        assert line.startswith(f"retrieval-metrics {command}: read ") and "serving.duckdb" in line, line
         assert "the build published at 20" in line and "has been written since" not in line, line
     # --db still reads the file it names: here the build database, which the writer holds
     direct = published.cli("query", "select 1", "--db", str(published.db_path))

@@ -176,13 +176,14 @@ def test_the_serving_copy_can_be_written_for_an_older_duckdb(lesson: Warehouse, 
 
 def served(path: Path) -> dict[str, object]:
     """Everything a serving copy holds: its tables' rows (sorted; a float's repr gives back its bits) and the
-    descriptions of its tables and columns."""
+    descriptions of its tables and columns; of its record of publication (when), only the build it names."""
     with duckdb.connect(str(path), read_only=True) as con:
         tables = con.execute("select schema_name, table_name, comment from duckdb_tables() order by all").fetchall()
         content: dict[str, object] = {
             f"{schema}.{table}": sorted(map(repr, con.execute(f'select * from "{schema}"."{table}"').fetchall()))
-            for schema, table, _ in tables
+            for schema, table, _ in tables if (schema, table) != ("_serving", "publication")
         }
+        content["published from"] = con.execute("select build_database from _serving.publication").fetchall()
         content["descriptions"] = tables + con.execute(
             "select schema_name, table_name, column_name, data_type, comment from duckdb_columns() order by all"
         ).fetchall()
