@@ -10,7 +10,7 @@ export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 
 CLI := $(BIN)/retrieval-metrics
 
-.PHONY: install install-dense install-bench install-spark run rankings build scorecard sql export report bench bench-engines test test-extras test-fast test-spark clean
+.PHONY: install install-dense install-bench install-spark install-old-duckdb run rankings build scorecard sql export report bench bench-engines test test-extras test-fast test-spark clean
 
 # The pinned dependencies, then this package (editable: the `retrieval-metrics` command runs the repo's code).
 install: $(STAMP)
@@ -37,6 +37,14 @@ install-bench: $(BENCH_STAMP)
 $(BENCH_STAMP): $(STAMP) requirements-bench.txt constraints.txt
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
 	touch $(BENCH_STAMP)
+
+# Optional: DuckDB readers older than ours (BI tools bundle their own DuckDB), each in a folder of its own, imported
+# with PYTHONPATH by the test that opens the serving copy with them (make test-extras).
+OLD_DUCKDB := 1.1.3 1.5.6
+install-old-duckdb: $(foreach v,$(OLD_DUCKDB),$(VENV)/duckdb-$(v))
+
+$(VENV)/duckdb-%: | $(STAMP)
+	rm -rf $@.tmp && $(BIN)/python -m pip install --quiet --target $@.tmp duckdb==$* && mv $@.tmp $@
 
 # Optional: Apache Spark as a second engine (dbt-spark's session method, pyspark; needs Java 17). docs/spark.md
 install-spark: $(SPARK_STAMP)
@@ -87,8 +95,8 @@ test: install
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # What the optional extras add (the tests marked dense or bench), with the extras installed: a skip fails here.
-test-extras: install-dense install-bench
-	RETRIEVAL_TEST_EXTRAS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -m "dense or bench"
+test-extras: install-dense install-bench install-old-duckdb
+	RETRIEVAL_TEST_EXTRAS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -m "dense or bench or old_duckdb"
 
 # Every mart on Spark equals DuckDB's (tests/python/test_spark.py); pyproject's addopts leave these out elsewhere.
 test-spark: install install-spark

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -52,6 +52,7 @@ def rank(args: argparse.Namespace) -> str:
         top_k=args.top_k,
         params=parse_params(args.param),
         chunk_rule=args.chunks,
+        timeout=args.timeout,
     )
     database = database_path(args.db)
     with queued(args, database, f"rank {', '.join(request.retrievers)}"):
@@ -148,10 +149,10 @@ def check_unlocked(database: Path) -> None:
 
 def publish_serving(database: Path, serving: Path) -> str:
     """Publish the serving copy of a database just built; one line saying so."""
-    from retrieval_metrics.serving import publish
+    from retrieval_metrics.serving import publish, storage_version
 
     try:
-        size = publish(database, serving, os.environ.get("RETRIEVAL_SERVING_STORAGE_VERSION") or None)
+        size = publish(database, serving, storage_version())
     except duckdb.IOException:
         raise
     except (OSError, RuntimeError, duckdb.Error) as exc:
@@ -192,15 +193,60 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
 
         return build_on_spark(database.absolute(), dbt_args)
     database, serving = build_paths(database)
-    code = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args], database).returncode
-    if code != 0:
+    check_vars(dbt_args)
+    started = datetime.now(UTC)
+    built = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args], database, tee=True)
+    if built.returncode != 0:
         try:
             check_unlocked(database)  # a reader that opened the file while dbt ran: say so in one line
-            reason = f"dbt build failed (exit {code})"
         except duckdb.IOException as exc:
-            reason = database_error(database, exc)
-        raise CommandFailed(f"{reason}; {shown(serving)} left as it was", code)
+            raise CommandFailed(f"{database_error(database, exc)}; {shown(serving)} left as it was",
+                                built.returncode) from None  # fmt: skip
+        raise build_failed(database, serving, started, built)
     return publish_serving(database, serving)
+
+
+def check_vars(dbt_args: Sequence[str]) -> None:
+    """InputError, before dbt starts, for --vars that are not a YAML mapping (dbt would print its whole usage)."""
+    import yaml
+
+    for position, arg in enumerate(dbt_args):
+        text = arg.partition("=")[2] if arg.startswith("--vars=") else None
+        if arg == "--vars":
+            text = dbt_args[position + 1] if position + 1 < len(dbt_args) else ""
+        if text is None:
+            continue
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InputError(f"--vars {text!r} is not YAML: {' '.join(str(exc).split())}") from None
+        if not isinstance(value, dict):
+            raise InputError(f"--vars {text!r} is not a mapping of var names to values, e.g. '{{k_values: [1, 10]}}'")
+
+
+def build_failed(
+    database: Path, serving: Path, started: datetime, built: subprocess.CompletedProcess[str]
+) -> CommandFailed:
+    """The failed build in one line, after one line per failed node on stderr (the node, why, the keys of its
+    first offending rows). Exit 2 when the input is at fault (a data test failed, a var was refused), else dbt's."""
+    from retrieval_metrics.dbt_runner import encountered_error, log_path, node_failures
+
+    code = built.returncode
+    stopped = encountered_error(built.stdout)
+    if stopped is not None:  # before any node ran: a var refused by the project's macros, a broken project
+        return CommandFailed(f"dbt build stopped: {stopped}; {shown(serving)} left as it was; dbt's log: "
+                             f"{shown(log_path())}", 2 if "var " in stopped else code)  # fmt: skip
+    failures = node_failures(started, database)
+    for failure in failures[:10]:
+        print(f"{PROG} build: {failure.line()}", file=sys.stderr)
+    if len(failures) > 10:
+        print(f"{PROG} build: ... and {len(failures) - 10} more", file=sys.stderr)
+    user_error = bool(failures) and all(f.status == "fail" or "var " in f.message for f in failures)
+    what = (f"{len(failures)} node{'s' if len(failures) != 1 else ''} failed, the first {failures[0].kind} "
+            f"{failures[0].node}" if failures else f"exit {code}")  # fmt: skip
+    advice = "; fix the rows or the settings named above and build again" if user_error else ""
+    return CommandFailed(f"dbt build failed ({what}){advice}; {shown(serving)} left as it was; dbt's log: "
+                         f"{shown(log_path())}", 2 if user_error else code)  # fmt: skip
 
 
 def fuse(args: argparse.Namespace) -> str:
@@ -311,6 +357,7 @@ def parser() -> Parser:
         sub.set_defaults(handler=handler)
         return sub
 
+    from retrieval_metrics.plugins import SEARCH_TIMEOUT
     from retrieval_metrics.retrievers import RETRIEVER_NAMES  # light: no dense packages imported
 
     ranking = command("rank", rank, "rank a collection's questions with a built-in or your own retriever")
@@ -327,6 +374,9 @@ def parser() -> Parser:
     ranking.add_argument("--chunks", nargs="?", const="maxp", choices=["maxp", "sump"],
                          help="the plug-in returns chunks (doc#chunk): a doc scores its best chunk's score (maxp, "
                          "the default) or their sum (sump)")
+    ranking.add_argument("--timeout", type=float, default=SEARCH_TIMEOUT, metavar="SECONDS",
+                         help=f"how long each of a plug-in's searches may take (default {SEARCH_TIMEOUT:g}); "
+                         "a search that takes longer fails the run, which writes nothing")
     add_writer_options(ranking)
 
     importing = command("import", import_, "import TREC qrels, a BEIR folder and/or a TREC run into a collection")

@@ -3,12 +3,15 @@ code are its own, and the caller's process never holds dbt's connection to the f
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from retrieval_metrics.warehouse import REPO_ROOT
@@ -30,11 +33,34 @@ def dbt_command(args: Sequence[str]) -> list[str]:
     return [dbt, "--no-use-colors", command, "--project-dir", project, "--profiles-dir", project, *rest]
 
 
-def run_dbt(args: Sequence[str], database: Path, *, capture: bool = False) -> subprocess.CompletedProcess[str]:
+def run_dbt(
+    args: Sequence[str], database: Path, *, capture: bool = False, tee: bool = False
+) -> subprocess.CompletedProcess[str]:
     """Run `dbt ARGS` on `database` (absolute, whatever directory this runs from); with `capture`, its output
-    is returned instead of shown."""
+    is returned instead of shown; with `tee`, it is shown as it comes and returned too."""
     env = {**os.environ, "RETRIEVAL_DB": str(database.absolute())}
-    return subprocess.run(dbt_command(args), env=env, capture_output=capture, text=True, check=False)
+    if not tee:
+        return subprocess.run(dbt_command(args), env=env, capture_output=capture, text=True, check=False)
+    lines = []
+    with subprocess.Popen(dbt_command(args), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True) as process:  # fmt: skip
+        assert process.stdout is not None
+        for line in process.stdout:
+            sys.stdout.write(line)
+            lines.append(line)
+    sys.stdout.flush()
+    return subprocess.CompletedProcess(process.args, process.returncode, "".join(lines), "")
+
+
+def encountered_error(output: str) -> str | None:
+    """dbt's error that stopped it before any node ran (`Encountered an error:`), in one line: its first line
+    and its message, e.g. `Compilation Error in model x (...): var k_values: 0 is not a positive integer`."""
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.rstrip().endswith("Encountered an error:")), None)
+    if start is None:
+        return None
+    rest = [line.strip() for line in lines[start + 1 :] if line.strip() and not line.strip().startswith(">")]
+    return ": ".join(rest[:2])[:400] if rest else None
 
 
 def target_of(dbt_args: Sequence[str]) -> str | None:
@@ -54,6 +80,74 @@ def first_failure(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     found = next((match.group(0) for line in lines if (match := FAILED_NODE.search(line))), None)
     return found or (lines[-1] if lines else "no output")
+
+
+def target_path() -> Path:
+    """Where dbt writes run_results.json: $DBT_TARGET_PATH, else the project's target/."""
+    return Path(os.environ.get("DBT_TARGET_PATH") or project_dir() / "target")
+
+
+def log_path() -> Path:
+    """dbt's log file: under $DBT_LOG_PATH, else the project's logs/."""
+    return Path(os.environ.get("DBT_LOG_PATH") or project_dir() / "logs") / "dbt.log"
+
+
+KEY_COLUMNS = ("collection_id", "run_id", "question_id", "doc_id", "measure_name", "k")
+FAILED = {"error", "fail", "runtime error"}
+
+
+@dataclass(frozen=True)
+class NodeFailure:
+    """A node of a build that failed: what it is, why, and the keys of its first offending rows."""
+
+    node: str
+    kind: str  # test, model, seed, ...
+    status: str
+    message: str
+    examples: list[str]
+
+    def line(self) -> str:
+        where = f"; first: {'; '.join(self.examples)}" if self.examples else ""
+        return f"{self.kind} {self.node} {self.status}: {self.message}{where}"
+
+
+def node_failures(since: datetime, database: Path) -> list[NodeFailure]:
+    """The failed nodes of the dbt run that wrote run_results.json after `since` (none if it did not): each
+    with the first line of its message and, for a data test, the keys of up to three of its failing rows,
+    queried read-only from `database` with the test's compiled SQL."""
+    try:
+        results = json.loads((target_path() / "run_results.json").read_text())
+    except (OSError, ValueError):
+        return []
+    generated = results.get("metadata", {}).get("generated_at", "")
+    if not generated or datetime.fromisoformat(generated.replace("Z", "+00:00")) < since:
+        return []
+    failures = []
+    for result in results.get("results", []):
+        if result.get("status") not in FAILED:
+            continue
+        kind, _, name = (result["unique_id"].split(".") + ["", ""])[:3]  # test.<project>.<name>[.<hash>]
+        message = " ".join((result.get("message") or "").split())[:300]
+        examples = failing_rows(database, result.get("compiled_code") or "") if kind == "test" else []
+        failures.append(NodeFailure(name, kind, result["status"], message, examples))
+    return failures
+
+
+def failing_rows(database: Path, compiled_sql: str, limit: int = 3) -> list[str]:
+    """Up to `limit` failing rows of a data test, as `key=value` of their key columns (else their first three)."""
+    import duckdb
+
+    if not compiled_sql.strip():
+        return []
+    try:
+        with duckdb.connect(str(database), read_only=True) as con:
+            relation = con.sql(f"select * from ({compiled_sql}) as failing limit {limit}")
+            columns = relation.columns
+            rows = relation.fetchall()
+    except duckdb.Error:
+        return []
+    shown = [c for c in columns if c in KEY_COLUMNS] or columns[:3]
+    return [", ".join(f"{c}={row[columns.index(c)]!r}" for c in shown) for row in rows]
 
 
 # What a build run by the commands leaves out: dbt's unit tests check the project's SQL, not the data (make test

@@ -17,6 +17,7 @@ rule every run follows (scored_runs: score as a 32-bit float descending, ties by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -71,8 +72,10 @@ def fuse(
         raise InputError(f"fusion needs two or more different runs, not {', '.join(run_ids) or 'none'}")
     if run_id in run_ids:
         raise InputError(f"the fused run {run_id!r} would replace one of its inputs: give another --run-id")
-    if method == "rrf" and not rrf_k > 0:
-        raise InputError(f"rrf k must be positive, not {rrf_k}")
+    if not (math.isfinite(rrf_k) and rrf_k > 0):  # checked whatever the method: SQL never sees inf or nan
+        raise InputError(f"--rrf-k must be a positive finite number, not {rrf_k:g}")
+    if top_k is not None and top_k < 1:
+        raise InputError(f"--top-k must be at least 1, not {top_k}")
     for input_id in run_ids:
         check_identifier("run id", input_id)
     with connect(database, config={"memory_limit": memory_limit()}) as con, transaction(con):

@@ -6,6 +6,10 @@ transaction: on any error the database is left exactly as it was, and the InputE
 pass meets a line it does not take, the transaction rolls back and the careful read (a temp table, checks that
 name the line at fault) takes over. On a terminal a progress bar over the stages (parse, check, rank, write)
 shows each stage's rows and rows/s on stderr.
+
+Nothing imported can fail a later build's tests: where the collection has a corpus (Docent's seeds, or an
+imported BEIR corpus) a run may rank only its documents, checked after the writes, in the same transaction
+(check_ranked_docs), as the build's test of rankings against documents checks them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import duckdb
 from retrieval_metrics import beir, trec
 from retrieval_metrics.progress import Stages
 from retrieval_metrics.raw_tables import Run, check_judged, replace_judgments, replace_run
-from retrieval_metrics.scored_runs import check_chunk_rule, write_scored_run
+from retrieval_metrics.scored_runs import CHUNK_SEPARATOR, check_chunk_rule, collection_doc_ids, write_scored_run
 from retrieval_metrics.warehouse import (
     SEEDED_COLLECTION,
     InputError,
@@ -42,7 +46,8 @@ class ImportRequest:
     chunk_rule: str | None = None  # the run's ids are chunks (doc#chunk): how a doc scores from them
 
     def check(self) -> None:
-        """InputError for a request that cannot be carried out, before anything is read."""
+        """InputError for a request that cannot be carried out (a file missing, or a directory), before anything
+        is read."""
         check_identifier("collection", self.collection_id)
         if not (self.qrels or self.beir or self.run):
             raise InputError("nothing to import: give --qrels, --beir and/or --run")
@@ -57,6 +62,13 @@ class ImportRequest:
         if self.chunk_rule is not None and not self.run:
             raise InputError("--chunks goes with --run: it says how the run's chunks score their documents")
         check_chunk_rule(self.chunk_rule)
+        for path in (self.qrels, self.run):
+            if path is not None:
+                trec.check_file(path)
+        if self.beir is not None:  # a missing part is parse_beir's to name, with what a BEIR folder holds
+            for part in (*(self.beir / name for name, *_ in beir.JSON_FILES), beir.qrels_file(self.beir, self.split)):
+                if part.is_dir():
+                    raise InputError(f"{part} is a directory, not a file")
 
 
 class CarefulReadNeeded(Exception):
@@ -144,6 +156,51 @@ def write(
         summary.append(f"{n_qrels} judgments for {n_questions} questions")
         if is_beir:
             summary.append(f"{con.execute('select count(*) from documents_in').fetchone()[0]} documents")
+    check_ranked_docs(con, request)
     if run_summary:
         summary.append(run_summary)
     return "; ".join(summary)
+
+
+def check_ranked_docs(con: duckdb.DuckDBPyConnection, request: ImportRequest) -> None:
+    """InputError, after the writes of the current transaction, if a run ranks a doc that its collection's corpus
+    does not have: the imported run, and with a BEIR folder (a new corpus) every run of the collection, the
+    imported one first. A collection without a corpus is not checked, as the build's test leaves it out (its runs
+    rank documents nobody listed). One anti-join on the rankings; the line is looked up on the error path only."""
+    if not (request.run or request.beir):
+        return
+    known = collection_doc_ids(con, request.collection_id)
+    if known is None:
+        return
+    which = "" if request.beir else "and run_id = ?"
+    found = con.execute(
+        f"""
+        select run_id, question_id, doc_id from raw.rankings as ranked
+        where collection_id = ? {which}
+            and not exists (select 1 from ({known}) as docs where docs.doc_id = ranked.doc_id)
+        order by run_id is distinct from ?, run_id, question_id, doc_id
+        limit 1
+        """,
+        [request.collection_id, *([] if request.beir else [request.run_id]), request.run_id],
+    ).fetchone()
+    if not found:
+        return
+    run_id, question_id, doc_id = found
+    if request.run and run_id == request.run_id:
+        chunks = request.chunk_rule is not None
+
+        def names_doc(parts: list[str]) -> bool:
+            if len(parts) < 3 or parts[0] != question_id:
+                return False
+            return (parts[2].rpartition(CHUNK_SEPARATOR)[0] if chunks else parts[2]) == doc_id
+
+        line = trec.line_of(request.run, names_doc)
+        raise InputError(
+            f"{trec.at(request.run, line)}: doc {doc_id!r} is not a document of collection {request.collection_id!r}"
+        )
+    assert request.beir is not None
+    corpus = request.beir / beir.JSON_FILES[0][0]
+    raise InputError(
+        f"{corpus}: no doc {doc_id!r}, which run {run_id!r} of collection {request.collection_id!r} ranks for "
+        f"question {question_id!r} (import that run again with this folder)"
+    )

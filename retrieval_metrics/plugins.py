@@ -13,9 +13,16 @@ descending), so the order of the pairs does not matter. An optional `version` at
 `__version__` of its top-level package) is recorded with the run, as are the parameters and the time each
 search took (raw.question_latencies).
 
+The factory and every search run on one worker thread of their own (the same thread for all, so that what
+the factory opens, a SQLite connection say, works in search), and each search has `timeout` seconds
+(`--timeout`, default SEARCH_TIMEOUT): a search that takes longer fails the run, and the worker is left
+behind (a daemon thread: the command exits without it).
+
 Anything wrong fails the run with one line naming the question and the problem, and writes nothing: the
-factory or a search raising, a result that is not a (doc_id, score) pair, an unknown doc id, a doc given twice,
-a score that is not a finite number.
+factory or a search raising (even SystemExit or KeyboardInterrupt), a search taking longer than the timeout,
+a search returning something other than an iterable of pairs (None, a number, a str, a dict), a result that
+is not a (doc_id, score) pair, an unknown doc id, a doc given twice, a score that is not a finite number
+(NaN, infinity, or an int too large for a float).
 """
 
 from __future__ import annotations
@@ -23,12 +30,14 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import queue
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from retrieval_metrics.retrievers import Document
 from retrieval_metrics.warehouse import InputError
@@ -39,6 +48,9 @@ class Retriever(Protocol):
 
 
 RetrieverFactory = Callable[..., Retriever]
+T = TypeVar("T")
+
+SEARCH_TIMEOUT = 30.0  # seconds a plug-in's search may take, unless --timeout says otherwise
 
 
 def is_plugin(name: str) -> bool:
@@ -72,7 +84,7 @@ def load_factory(spec: str) -> RetrieverFactory:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise InputError(f"retriever {spec!r}: cannot import {module_name!r} ({exc}); is it on PYTHONPATH?") from None
-    except Exception as exc:  # noqa: BLE001 - the user's module failed while importing: say how, in one line
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module failed while importing: say how
         raise InputError(f"retriever {spec!r}: importing {module_name!r} raised {described(exc)}") from None
     factory = module
     for part in attribute.split("."):
@@ -88,6 +100,80 @@ def described(exc: BaseException) -> str:
     """An exception in one line: its type and the first line of its message."""
     message = (str(exc).splitlines() or [""])[0]
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def briefly(value: object, width: int = 60) -> str:
+    """repr(value), cut to `width` characters; the type's name if its repr fails."""
+    try:
+        return repr(value)[:width]
+    except Exception:  # noqa: BLE001 - a plug-in's object with a broken __repr__, or an int too long to print
+        return f"<{type(value).__name__}>"
+
+
+def a(noun: str) -> str:
+    """The noun with its indefinite article: a dict, an int."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def check_timeout(timeout: float) -> float:
+    """The seconds a search may take: a positive finite number (InputError otherwise)."""
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"--timeout must be a positive number of seconds, not {timeout:g}")
+    return timeout
+
+
+class PluginRaised(Exception):
+    """What the plug-in's code raised on the worker (any BaseException, SystemExit included)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(described(error))
+        self.error = error
+
+
+class Worker:
+    """One daemon thread that runs the plug-in's code, so that the command can stop waiting for it: a call that
+    has not returned within its timeout is left running, and the process exits without it."""
+
+    def __init__(self) -> None:
+        self.calls: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
+        self.outcomes: queue.SimpleQueue[tuple[bool, object]] = queue.SimpleQueue()
+        threading.Thread(target=self.serve, name="retrieval-metrics plug-in", daemon=True).start()
+
+    def serve(self) -> None:
+        while (call := self.calls.get()) is not None:
+            try:
+                self.outcomes.put((True, call()))
+            except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt too: the plug-in's failure
+                self.outcomes.put((False, exc))
+
+    def run(self, call: Callable[[], T], timeout: float | None = None) -> T:
+        """call() on the worker: what it returned; PluginRaised if it raised, TimeoutError if it has not returned
+        within `timeout` seconds (None: no limit). Ctrl-C while waiting is this thread's KeyboardInterrupt."""
+        self.calls.put(call)
+        try:
+            done, value = self.outcomes.get(timeout=None if timeout is None else min(timeout, threading.TIMEOUT_MAX))
+        except queue.Empty:
+            raise TimeoutError from None
+        if not done:
+            assert isinstance(value, BaseException)
+            raise PluginRaised(value)
+        return value  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Let the thread end once it is idle (at once, unless a call timed out)."""
+        self.calls.put(None)
+
+
+def listed(returned: object) -> list[object] | None:
+    """What a search returned, as a list; None if it is not an iterable of pairs (None, a number, a str, a
+    dict: whose iteration gives its keys)."""
+    if returned is None or isinstance(returned, (str, bytes, Mapping)):
+        return None
+    try:
+        items = iter(returned)  # type: ignore[call-overload]
+    except TypeError:
+        return None
+    return list(items)
 
 
 def version_of(retriever: object, factory: object) -> str | None:
@@ -111,9 +197,33 @@ class PluginRun:
 
 
 def score_of(value: object) -> float:
+    """A score as a float: TypeError if it is not a number, OverflowError if no float holds it (an int of 400
+    digits, say)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
         raise TypeError
     return float(value)  # type: ignore[arg-type]
+
+
+def checked_pair(question_id: str, position: int, result: object) -> tuple[str, float]:
+    """A search's result as (doc_id, score); InputError naming the question unless it is a pair of a str and a
+    finite number."""
+    try:
+        doc_id, score = result  # type: ignore[misc]
+        if not isinstance(doc_id, str):
+            raise TypeError
+        value = score_of(score)
+    except OverflowError:
+        raise InputError(
+            f"question {question_id!r}: doc {doc_id!r} has a non-finite score "
+            f"({a(type(score).__name__)} beyond a float's range)"
+        ) from None
+    except Exception:  # noqa: BLE001 - not a pair, or a score whose __float__ fails
+        raise InputError(
+            f"question {question_id!r}: result {position} ({briefly(result)}) is not a (doc_id: str, score) pair"
+        ) from None
+    if not math.isfinite(value):
+        raise InputError(f"question {question_id!r}: doc {doc_id!r} has a non-finite score ({value})")
+    return doc_id, value
 
 
 def run_plugin(
@@ -123,44 +233,69 @@ def run_plugin(
     questions: Sequence[tuple[str, str]],
     k: int,
     advance: Callable[[int], object] = lambda _: None,
+    timeout: float = SEARCH_TIMEOUT,
 ) -> PluginRun:
-    """Build the plug-in once and search every question; InputError naming the question on any bad output."""
+    """Build the plug-in once and search every question, each search within `timeout` seconds, on a worker
+    thread; InputError naming the question on any bad output."""
+    check_timeout(timeout)
     factory = load_factory(spec)
+    worker = Worker()
     try:
-        retriever = factory(list(documents), **params)
-    except Exception as exc:  # noqa: BLE001 - the user's code: one line, nothing written
-        raise InputError(f"retriever {spec!r} could not be built: {described(exc)}") from None
-    if not callable(getattr(retriever, "search", None)):
-        raise InputError(f"retriever {spec!r}: what it built has no search(question, k) method")
+        try:
+            retriever = worker.run(lambda: factory(list(documents), **params))
+        except PluginRaised as raised:  # the user's code: one line, nothing written
+            raise InputError(f"retriever {spec!r} could not be built: {raised}") from None
+        if not callable(getattr(retriever, "search", None)):
+            raise InputError(f"retriever {spec!r}: what it built has no search(question, k) method")
+        run = search_all(worker, retriever, questions, k, advance, timeout)
+    finally:
+        worker.close()
+    parameters: dict[str, object] = {"plugin": spec, "params": dict(params)}
+    version = version_of(retriever, factory)
+    if version is not None:
+        parameters["version"] = version
+    return PluginRun(*run, parameters)
+
+
+def search_all(
+    worker: Worker,
+    retriever: Retriever,
+    questions: Sequence[tuple[str, str]],
+    k: int,
+    advance: Callable[[int], object],
+    timeout: float,
+) -> tuple[list[str], list[str], list[float], dict[str, float]]:
+    """Every question's search on the worker, checked: question ids, doc ids, scores and latencies (ms)."""
     question_ids: list[str] = []
     doc_ids: list[str] = []
     scores: list[float] = []
     latencies: dict[str, float] = {}
     for question_id, text in questions:
-        started = time.perf_counter()
+
+        def search(text: str = text) -> tuple[object, list[object] | None, float]:
+            started = time.perf_counter()
+            returned = retriever.search(text, k)
+            results = listed(returned)
+            return returned, results, (time.perf_counter() - started) * 1000.0
+
         try:
-            results = list(retriever.search(text, k))
-        except Exception as exc:  # noqa: BLE001
-            raise InputError(f"question {question_id!r}: the retriever raised {described(exc)}") from None
-        latencies[question_id] = (time.perf_counter() - started) * 1000.0
+            returned, results, latency_ms = worker.run(search, timeout)
+        except PluginRaised as raised:
+            raise InputError(f"question {question_id!r}: the retriever raised {raised}") from None
+        except TimeoutError:
+            raise InputError(
+                f"question {question_id!r}: the search took longer than the timeout, {timeout:g} s (--timeout)"
+            ) from None
+        if results is None:
+            what = "None" if returned is None else a(type(returned).__name__)
+            raise InputError(
+                f"question {question_id!r}: the retriever returned {what}, not a list of (doc_id, score) pairs"
+            )
+        latencies[question_id] = latency_ms
         for position, result in enumerate(results, 1):
-            try:
-                doc_id, score = result
-                if not isinstance(doc_id, str):
-                    raise TypeError
-                value = score_of(score)
-            except (TypeError, ValueError):
-                raise InputError(
-                    f"question {question_id!r}: result {position} ({result!r:.60}) is not a (doc_id: str, score) pair"
-                ) from None
-            if not math.isfinite(value):
-                raise InputError(f"question {question_id!r}: doc {doc_id!r} has a non-finite score ({value})")
+            doc_id, value = checked_pair(question_id, position, result)
             question_ids.append(question_id)
             doc_ids.append(doc_id)
             scores.append(value)
         advance(1)
-    parameters: dict[str, object] = {"plugin": spec, "params": dict(params)}
-    version = version_of(retriever, factory)
-    if version is not None:
-        parameters["version"] = version
-    return PluginRun(question_ids, doc_ids, scores, latencies, parameters)
+    return question_ids, doc_ids, scores, latencies

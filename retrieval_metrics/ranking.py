@@ -23,7 +23,7 @@ import duckdb
 import numpy as np
 
 from retrieval_metrics.dbt_runner import first_failure, project_dir, run_dbt
-from retrieval_metrics.plugins import PluginRun, is_plugin, run_plugin
+from retrieval_metrics.plugins import SEARCH_TIMEOUT, PluginRun, check_timeout, is_plugin, run_plugin
 from retrieval_metrics.progress import progress
 from retrieval_metrics.raw_tables import Ranking, Run, cached_doc_embeddings, replace_run, store_doc_embeddings
 from retrieval_metrics.scored_runs import LATENCY_COLUMNS, SCORED_COLUMNS, check_chunk_rule, write_scored_run
@@ -55,6 +55,7 @@ class RankRequest:
     top_k: int | None = None  # keep each question's first N docs (default: every document)
     params: Mapping[str, object] = field(default_factory=dict)  # a plug-in's --param pairs
     chunk_rule: str | None = None  # a plug-in that returns chunks (doc#chunk): how a doc scores from them
+    timeout: float = SEARCH_TIMEOUT  # seconds each of a plug-in's searches may take
 
     def check(self) -> None:
         check_identifier("collection", self.collection_id)
@@ -68,6 +69,7 @@ class RankRequest:
         if (self.params or self.chunk_rule) and not plugins:
             raise InputError("--param and --chunks are for a plug-in retriever (--retriever package.module:name)")
         check_chunk_rule(self.chunk_rule)
+        check_timeout(self.timeout)
         if self.top_k is not None and self.top_k < 1:
             raise InputError(f"--top-k must be at least 1, not {self.top_k}")
         if self.run_id is not None:
@@ -252,7 +254,7 @@ def rank_collection(database: Path, request: RankRequest, say: Callable[[str], N
                     bar.set_postfix_str(name)
                     if is_plugin(name):
                         computed[name] = run_plugin(
-                            name, request.params, docs, questions, top_k or len(docs), bar.update
+                            name, request.params, docs, questions, top_k or len(docs), bar.update, request.timeout
                         )
                     else:
                         computed[name] = rank_lexical(name, docs, questions, top_k)

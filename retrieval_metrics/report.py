@@ -416,7 +416,7 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
              "MAP", "R-precision", f"Hit@{k}", "NDCG rank", "NDCG vs baseline", "latency mean ms", "p50 ms",
              "p95 ms"],
             [[fmt(r["run_id"]), fmt(r["retriever"]), fmt(r["n_questions"]), fmt(r["recall"]), fmt(r["precision"]),
-              fmt(r["ndcg"]), fmt(r["judged"]), fmt(r["mrr"]), fmt(r["map"]), fmt(r["r_precision"]),
+              fmt(r["ndcg"]), fmt(r["judged"]), fmt(r["mrr"]), fmt(r["mean_average_precision"]), fmt(r["r_precision"]),
               fmt(r["hit_rate"]), fmt(r["ndcg_rank"]), fmt(r["ndcg_vs_baseline"], signed=True),
               fmt(r["latency_mean_ms"]), fmt(r["latency_p50_ms"]), fmt(r["latency_p95_ms"])] for r in at_k],
             [f' data-run="{html.escape(r["run_id"])}" data-k="{k}"'

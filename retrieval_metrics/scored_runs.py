@@ -24,8 +24,9 @@ from typing import Any
 import duckdb
 
 from retrieval_metrics import trec
+from retrieval_metrics.dbt_runner import project_dir
 from retrieval_metrics.raw_tables import Run, replace_run
-from retrieval_metrics.warehouse import InputError
+from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, sql_literal
 
 # Rows given as Python lists (plug-ins, the API): the parameters are the lists, one per column
 SCORED_COLUMNS = (
@@ -48,18 +49,27 @@ def first(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object] = (
 
 
 def collection_doc_ids(con: duckdb.DuckDBPyConnection, collection_id: str) -> str | None:
-    """The query of the collection's doc ids, if the warehouse knows its documents (else None: not checked)."""
-    (views,) = first(
-        con,
-        "select count(*) from information_schema.tables "
-        "where table_schema = 'intermediate' and table_name = 'int_documents_unioned'",
-    ) or (0,)
-    if views:
-        query = "select doc_id from intermediate.int_documents_unioned where collection_id = ?"
-        if first(con, f"{query} limit 1", [collection_id]):
-            return query
+    """The query of the collection's doc ids (column doc_id) if it has documents, else None: a collection
+    without a corpus (TREC qrels and runs only) ranks documents nobody listed, and the build's test of rankings
+    against documents (composite_relationships within collection_id) leaves it out too. Docent's documents are
+    the seed file the next build loads (else, without the project's files, the seeds last loaded); an imported
+    collection's are raw.documents, as this transaction sees them."""
+    if collection_id == SEEDED_COLLECTION:
+        seed = project_dir() / "seeds" / "docs.csv"
+        if seed.is_file():
+            return f"select doc_id from read_csv({sql_literal(seed)}, header = true, all_varchar = true)"
+        (views,) = first(
+            con,
+            "select count(*) from information_schema.tables "
+            "where table_schema = 'intermediate' and table_name = 'int_documents_unioned'",
+        ) or (0,)
+        query = (
+            "select doc_id from intermediate.int_documents_unioned "
+            f"where collection_id = {sql_literal(collection_id)}"
+        )
+        return query if views and first(con, f"{query} limit 1") else None
     if first(con, "select 1 from raw.documents where collection_id = ? limit 1", [collection_id]):
-        return "select doc_id from raw.documents where collection_id = ?"
+        return f"select doc_id from raw.documents where collection_id = {sql_literal(collection_id)}"
     return None
 
 
@@ -95,8 +105,9 @@ def check_known_docs(con: duckdb.DuckDBPyConnection, collection_id: str, table: 
         return
     found = first(
         con,
-        f"select question_id, doc_id from {table} where doc_id not in ({known}) order by question_id, doc_id limit 1",
-        [collection_id],
+        f"select question_id, doc_id from {table} as given "
+        f"where not exists (select 1 from ({known}) as docs where docs.doc_id = given.doc_id) "
+        "order by question_id, doc_id limit 1",
     )
     if found:
         raise InputError(f"question {found[0]!r}: unknown doc id {found[1]!r} (not a document of {collection_id!r})")

@@ -10,8 +10,8 @@ copied took 6.5 s; the marts are a tenth of that). It then checks that the copy 
 over the serving copy. The rename is atomic: a reader that has the old serving copy open keeps reading that
 complete old version; a process that connects after the swap (with no connection to the old copy still open:
 DuckDB shares one open database per file within a process) sees the new build; nobody ever sees half a
-build. With $RETRIEVAL_SERVING_STORAGE_VERSION set (e.g. v1.0.0) the copy is written in that DuckDB storage
-format, for BI tools whose DuckDB is older than 2.0.
+build. The copy is written in DuckDB's v1.0.0 storage format, which DuckDB 1.0 and newer read (BI tools bundle
+their own DuckDB, often 1.x); $RETRIEVAL_SERVING_STORAGE_VERSION picks another (`latest`: the build's own).
 """
 
 from __future__ import annotations
@@ -25,6 +25,17 @@ from pathlib import Path
 import duckdb
 
 from retrieval_metrics.warehouse import PUBLICATION, connect, sql_literal, written_at
+
+
+DEFAULT_STORAGE_VERSION = "v1.0.0"  # the oldest format that keeps the tables and their comments: DuckDB 1.0+ reads it
+
+
+def storage_version() -> str | None:
+    """The serving copy's DuckDB storage format: $RETRIEVAL_SERVING_STORAGE_VERSION, else v1.0.0, which every
+    maintained DuckDB reader opens (BI tools bundle their own, often 1.x); `latest` writes the build database's
+    own format (None), which only a DuckDB as new as this project's reads."""
+    wanted = os.environ.get("RETRIEVAL_SERVING_STORAGE_VERSION") or DEFAULT_STORAGE_VERSION
+    return None if wanted == "latest" else wanted
 
 
 def check_unlocked(build: Path) -> None:

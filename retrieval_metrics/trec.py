@@ -14,6 +14,10 @@ trec_eval reads it (atof, then a 32-bit float): one beyond the float's range (1e
 we refuse instead: a score that is not a number as a whole ("high", "1.5x", "0x10": atof reads 0, 1.5, 16) or
 is NaN (trec_eval's sort has no order for it), and a grade that is not a plain 32-bit integer ("1.5", "1e2":
 atol reads 1). A negative grade is kept as written (to trec_eval: in the pool, not judged).
+
+A line whose first non-blank character is `#` is a comment, skipped as trec_eval 10.0 skips it (ir_metadata
+writes a run's description as a block of them at the top); blank lines are skipped too. An error names a line
+by its number in the file, comments and blank lines counted.
 """
 
 from __future__ import annotations
@@ -38,6 +42,12 @@ SCORE_VALUE = "try_cast(score as double)"
 SQL_BAD_SCORE = "(score_value is null or isnan(score_value) or contains(score, '_') or starts_with(score, '+-'))"
 SQL_BAD_GRADE = "(not regexp_full_match(relevance, '[+-]?[0-9]+') or try_cast(relevance as integer) is null)"
 BLANKS = " \t\r"  # what separates fields, in the careful read
+COMMENT = "#"  # a line whose first non-blank character is this is a comment
+# The condition that keeps a line of the CSV reader's: one whose first field does not start a comment. (DuckDB's
+# own `comment` option is no use: it also cuts a line at a '#' inside it, as in the chunk id doc#2.) A comment
+# with blanks before its '#' is an irregular line to this reader (an empty first field, or a blank inside it):
+# the careful read takes the file.
+NOT_A_COMMENT = f"not coalesce(starts_with(question_id, {COMMENT!r}), false)"
 CSV_OPTIONS = "header = false, quote = '', escape = '', auto_detect = false"
 # The reader of a run (csv_source with trailing_text): a line may have more fields than the columns, the
 # ones past the last column dropped; a line with fewer is padded with nulls; an empty field is '', not null
@@ -54,7 +64,7 @@ TREC_ORDER = "partition by question_id order by cast(score as float) desc, doc_i
 # The temp sequence that counts a run's lines with text after the 6th field. Counting as the rows are read
 # (nextval) makes DuckDB read on one thread: 1.4x the one pass's time at 10M and 100M lines on 2 cores
 EXTRA_TEXT_LINES = "run_extra_text_lines"
-# How many of a run's first non-blank lines one_pass_run looks at for text after the 6th field
+# How many of a run's first lines (neither blank nor comments) one_pass_run looks at for text after the 6th field
 EXTRA_TEXT_SAMPLE = 1000
 
 
@@ -63,21 +73,35 @@ def fields_of(line: str) -> list[str]:
     return [part for part in re.split(f"[{BLANKS}\n]+", line) if part]
 
 
+def is_content(parts: list[str]) -> bool:
+    """Whether a line, as its fields (fields_of), is neither blank nor a comment."""
+    return bool(parts) and not parts[0].startswith(COMMENT)
+
+
 def first_match(path: Path, matches: Callable[[list[str]], bool]) -> tuple[int, list[str]] | None:
-    """The 1-based number and the fields (fields_of) of the first non-blank line whose fields satisfy
-    `matches`."""
+    """The 1-based number (in the file, comments and blank lines counted) and the fields (fields_of) of the
+    first line, neither blank nor a comment, whose fields satisfy `matches`."""
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             parts = fields_of(line)
-            if parts and matches(parts):
+            if is_content(parts) and matches(parts):
                 return number, parts
     return None
 
 
 def line_of(path: Path, matches: Callable[[list[str]], bool]) -> int | None:
-    """1-based number of the first non-blank line whose fields (fields_of) satisfy `matches`."""
+    """1-based number of the first line, neither blank nor a comment, whose fields (fields_of) satisfy
+    `matches`."""
     found = first_match(path, matches)
     return found[0] if found else None
+
+
+def check_file(path: Path) -> None:
+    """InputError unless `path` is a file: missing, or a directory."""
+    if path.is_dir():
+        raise InputError(f"{path} is a directory, not a file")
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
 
 
 def at(path: Path, line: int | None) -> str:
@@ -101,31 +125,39 @@ def is_grade(text: str) -> bool:
     return bool(INTEGER.match(text)) and -(2**31) <= int(text) < 2**31
 
 
-def holds(path: Path, byte: bytes) -> bool:
-    """Whether the file holds this byte anywhere (a scan in 16 MiB blocks: about 1 s for 3.4 GB on disk cache)."""
+def holds(path: Path, byte: bytes) -> tuple[bool, bool]:
+    """Whether the file holds this byte anywhere, and whether a line of it starts with COMMENT: one scan in 16 MiB
+    blocks (about 1 s for 3.4 GB on disk cache), to its end unless both are found. Line starts are looked at
+    only in a block that holds COMMENT at all, which most runs' blocks do not."""
+    comment = COMMENT.encode()
+    has_byte = has_comment = False
+    before = b"\n"  # the byte before the block: the file's start is a line's start
     with path.open("rb") as handle:
-        while block := handle.read(1 << 24):
-            if byte in block:
-                return True
-    return False
+        while not (has_byte and has_comment) and (block := handle.read(1 << 24)):
+            has_byte = has_byte or byte in block
+            if not has_comment and comment in block:
+                window = before + block
+                has_comment = b"\n" + comment in window or b"\r" + comment in window
+            before = block[-1:]
+    return has_byte, has_comment
 
 
 def csv_source(path: Path, fields: list[str], trailing_text: bool = False) -> tuple[str, str]:
-    """DuckDB's CSV reader over a whitespace-separated file, every field as text, with the file's one
-    delimiter (that of its first non-blank line), and the condition true on a line this reader gets wrong: an
-    empty field (a run of delimiters) or the other blank inside a field (mixed blanks). InputError for a
-    missing or empty file. The other blank is looked for in each field only if the file holds it at all: the
-    six `contains` cost a run's one pass more than the scan of the file that spares them (1.2 s against 0.1 s
-    of CPU at 10M lines).
+    """DuckDB's CSV reader over a whitespace-separated file, every field as text, with the file's one delimiter
+    (that of its first line neither blank nor a comment), and the condition true on a line this reader gets
+    wrong: an empty field (a run of delimiters) or the other blank inside a field (mixed blanks). InputError
+    for a missing or empty file (blank lines and comments only). The other blank is looked for in each field
+    only if the file holds it at all: the six `contains` cost a run's one pass more than the scan of the file
+    that spares them (1.2 s against 0.1 s of CPU at 10M lines). Likewise comment lines are left out
+    (NOT_A_COMMENT) only if a line starts with COMMENT: the filter costs the one pass 10-15%.
 
     With `trailing_text` (a run, whose lines may carry text after the last field), one more column, `rest`:
     null on a line with no more fields, else the next one (any after it dropped). An empty `rest` (a blank
     after the last field: trailing, or a run of blanks before more text) is a line this reader gets wrong.
     """
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
+    check_file(path)
     with path.open(encoding="utf-8", errors="replace") as handle:
-        first = next((line for line in handle if line.strip()), None)
+        first = next((line for line in handle if is_content(fields_of(line))), None)
     if first is None:
         raise InputError(f"{path}: empty file")
     delimiter, other_blank = ("\t", " ") if "\t" in first else (" ", "\t")
@@ -133,7 +165,10 @@ def csv_source(path: Path, fields: list[str], trailing_text: bool = False) -> tu
     mode = TRAILING_TEXT_OPTIONS if trailing_text else "strict_mode = true"
     delim = sql_literal(delimiter)
     reader = f"read_csv({sql_literal(path)}, delim = {delim}, columns = {columns}, {CSV_OPTIONS}, {mode})"
-    other = sql_literal(other_blank) if holds(path, other_blank.encode()) else None
+    has_other_blank, has_comments = holds(path, other_blank.encode())
+    if has_comments:
+        reader = f"(select * from {reader} where {NOT_A_COMMENT})"
+    other = sql_literal(other_blank) if has_other_blank else None
     irregular = [f"{f} is null or {f} = ''" + (f" or contains({f}, {other})" if other else "") for f in fields]
     if trailing_text:
         irregular.append("rest = ''")
@@ -154,7 +189,7 @@ def load_fields(
 
     Fast path: csv_source. Files that mix tabs and runs of spaces go through a regex split of each line
     instead (each line read whole: its delimiter is the line break, which no line holds; not strict, so that
-    LF and CRLF line ends may mix). Blank lines are skipped. Returns the row count.
+    LF and CRLF line ends may mix). Blank lines and comments are skipped. Returns the row count.
     """
     reader, irregular = csv_source(path, fields, trailing_text)
     clean = False
@@ -178,6 +213,7 @@ def load_fields(
                 from read_csv({sql_literal(path)}, delim = '\n', columns = {{'line': 'varchar'}}, {CSV_OPTIONS},
                     strict_mode = false)
                 where trim(coalesce(line, ''), {sql_literal(BLANKS)}) <> ''
+                    and not starts_with(trim(line, {sql_literal(BLANKS)}), {sql_literal(COMMENT)})
                 """
             )
         except duckdb.Error as exc:
@@ -303,9 +339,10 @@ def read_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
 
 
 def text_after_the_tag_early(path: Path) -> bool:
-    """Whether one of the file's first EXTRA_TEXT_SAMPLE non-blank lines has text after its 6th field."""
+    """Whether one of the file's first EXTRA_TEXT_SAMPLE lines (neither blank nor comments) has text after its
+    6th field."""
     with path.open(encoding="utf-8", errors="replace") as handle:
-        lines = (fields for fields in map(fields_of, handle) if fields)
+        lines = (fields for fields in map(fields_of, handle) if is_content(fields))
         return any(len(fields) > 6 for _, fields in zip(range(EXTRA_TEXT_SAMPLE), lines, strict=False))
 
 
@@ -331,9 +368,10 @@ def one_pass_run(con: duckdb.DuckDBPyConnection, path: Path) -> str:
 
 
 def run_tag(path: Path) -> str:
-    """The run's tag: the 6th field of its first non-blank line, the name of the system that produced it."""
+    """The run's tag: the 6th field of its first line (neither blank nor a comment), the name of the system that
+    produced it."""
     with path.open(encoding="utf-8", errors="replace") as handle:
-        return next(fields for fields in map(fields_of, handle) if fields)[:6][-1]
+        return next(fields for fields in map(fields_of, handle) if is_content(fields))[:6][-1]
 
 
 def ranked_rows(run_rows: str) -> str:

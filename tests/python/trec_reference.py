@@ -53,7 +53,7 @@ AT_K = {"precision": "P", "recall": "recall", "ndcg": "ndcg_cut", "hit": "succes
 WHOLE_RANKING = {"reciprocal_rank": "recip_rank", "average_precision": "map", "r_precision": "Rprec"}
 MEASURES = [*AT_K, *WHOLE_RANKING]
 # the same measures' means in run_metrics, in MEASURES order
-RUN_COLUMNS = ["precision", "recall", "ndcg", "hit_rate", "mrr", "map", "r_precision"]
+RUN_COLUMNS = ["precision", "recall", "ndcg", "hit_rate", "mrr", "mean_average_precision", "r_precision"]
 
 Qrels = dict[str, dict[str, int]]
 TrecRun = dict[str, dict[str, float]]

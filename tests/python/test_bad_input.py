@@ -1,0 +1,459 @@
+"""One bad import never breaks the warehouse (issue 28): a plug-in that hangs, exits or returns nonsense, an id
+with a line break, a path that is a directory, a fusion parameter SQL cannot take, each refused with one line
+and exit 2, the raw tables as they were; and TREC files with `#` comment lines read as trec_eval 10.0 reads them.
+
+No dbt: `rank` reads the collection from a warehouse that holds it as the `collection_inputs` build leaves it
+(see `ranked`), the other commands run in-process (cli.main).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import Warehouse, copy_project, run_cli
+from retrieval_metrics import api, trec
+from retrieval_metrics.cli import main, parser
+from retrieval_metrics.plugins import SEARCH_TIMEOUT, run_plugin
+from retrieval_metrics.ranking import project_fingerprint
+from retrieval_metrics.retrievers import Document
+from retrieval_metrics.warehouse import connect, transaction
+
+PLUGIN = "misbehaving:Misbehaving"
+# A plug-in module, written to a folder on the commands' PYTHONPATH. Misbehaving answers every question with
+# two docs, except the question whose text holds `trigger`: there it misbehaves as `problem` says, in `search`
+# (or, with when=build, while it is built).
+PLUGIN_SOURCE = '''
+import sys
+import threading
+import time
+
+
+class Misbehaving:
+    def __init__(self, documents, problem="", trigger="", when="search"):
+        self.doc_ids = [d.doc_id for d in documents[:2]]
+        self.problem, self.trigger = problem, trigger
+        self.thread = threading.get_ident()
+        if when == "build":
+            self.misbehave()
+
+    def search(self, question, k):
+        if threading.get_ident() != self.thread:
+            raise RuntimeError("searched on another thread than the one that built it")
+        if self.trigger and self.trigger in question:
+            return self.misbehave()
+        return [(self.doc_ids[0], 2.0), (self.doc_ids[1], 1)]
+
+    def misbehave(self):
+        first = self.doc_ids[0]
+        if self.problem == "hang":
+            threading.Event().wait()
+        if self.problem == "spin":
+            while True:
+                pass
+        if self.problem == "slow":
+            time.sleep(0.3)
+            return [(first, 1.0)]
+        if self.problem == "exit":
+            sys.exit(3)
+        if self.problem == "exit0":
+            sys.exit(0)
+        if self.problem == "interrupt":
+            raise KeyboardInterrupt
+        if self.problem == "generator":
+            return self.fails_midway()
+        return {
+            "none": None,
+            "int": 7,
+            "dict": {first: 1.0},
+            "str": first,
+            "huge": [(first, 10**400)],
+            "huge_negative": [(first, -(10**400))],
+            "inf": [(first, float("inf"))],
+            "nan": [(first, float("nan"))],
+        }[self.problem]
+
+    def fails_midway(self):
+        yield self.doc_ids[0], 1.0
+        yield self.doc_ids[1], 1 / 0
+'''
+
+DOCS = [("d1", "Pricing", "the free plan costs nothing"), ("d2", "Keys", "api keys authenticate requests"),
+        ("d3", "Limits", "rate limits per minute")]  # fmt: skip
+QUESTIONS = [("q1", "what does the free plan cost"), ("q2", "how do api keys work"), ("q3", "rate limits")]
+RAW_TABLES = ("runs", "rankings", "question_latencies", "chunk_rankings", "qrels", "questions", "documents")
+
+
+def raw_rows(db_path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every raw table a command writes, in a fixed order: 'as it was' is checked against this."""
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        present = {name for (name,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'raw'").fetchall()}  # fmt: skip
+        return {
+            table: con.execute(f"select * from raw.{table} order by all").fetchall()
+            for table in RAW_TABLES
+            if table in present
+        }
+
+
+def one_error_line(err: str, command: str) -> str:
+    """The message of the one error line a command printed on stderr (after any lines of the writers' queue)."""
+    lines = [line for line in err.splitlines() if f"retrieval-metrics {command}: error: " in line]
+    assert len(lines) == 1 and err.endswith(lines[0] + "\n"), err
+    return lines[0].partition(": error: ")[2]
+
+
+# --- (A) plug-in retrievers that misbehave ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plugin_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("plugin")
+    (folder / "misbehaving.py").write_text(PLUGIN_SOURCE)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def ranked(plugin_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """A warehouse (on a private copy of the project) that holds collection mini's documents and questions where
+    `rank` reads them (intermediate.int_documents_unioned, int_questions_unioned) and the record that they were
+    loaded from the project as its files stand (raw.collection_inputs_loads), so that `rank` runs no dbt; then
+    run `steady` of it, by the plug-in behaving."""
+    warehouse = copy_project(tmp_path_factory.mktemp("ranked"))
+    with connect(warehouse.db_path) as con, transaction(con):
+        con.execute("create schema intermediate")
+        con.execute("create table intermediate.int_documents_unioned (collection_id varchar, doc_id varchar, "
+                    "title varchar, doc_text varchar, doc_position integer)")  # fmt: skip
+        con.executemany("insert into intermediate.int_documents_unioned values ('mini', ?, ?, ?, ?)",
+                        [[*doc, position] for position, doc in enumerate(DOCS, 1)])  # fmt: skip
+        con.execute("create table intermediate.int_questions_unioned "
+                    "(collection_id varchar, question_id varchar, question_text varchar)")  # fmt: skip
+        con.executemany("insert into intermediate.int_questions_unioned values ('mini', ?, ?)", QUESTIONS)
+        con.execute("insert into raw.collection_inputs_loads values (?, now()::timestamp)",
+                    [project_fingerprint(warehouse.project_dir)])  # fmt: skip
+    result = rank(warehouse, plugin_folder, "--run-id", "steady")
+    assert result.returncode == 0 and "wrote run mini/steady: 6 ranked docs for 3 questions" in result.stdout, result
+    return warehouse
+
+
+def rank(warehouse: Warehouse, plugin_folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`retrieval-metrics rank --collection mini --retriever misbehaving:Misbehaving ARGS`, the plug-in on
+    PYTHONPATH."""
+    env = {**warehouse.env, "PYTHONPATH": str(plugin_folder)}
+    return run_cli("rank", "--collection", "mini", "--retriever", PLUGIN, *args, env=env)
+
+
+def params(problem: str, *, when: str = "search") -> list[str]:
+    """The plug-in's parameters: misbehave as `problem` says for q2 (its text holds 'api'), or while built."""
+    return ["--param", f"problem={problem}", "--param", "trigger=api", "--param", f"when={when}"]
+
+
+MISBEHAVIOURS = [
+    ("exit", "search", "question 'q2': the retriever raised SystemExit: 3"),
+    ("exit0", "search", "question 'q2': the retriever raised SystemExit: 0"),
+    ("interrupt", "search", "question 'q2': the retriever raised KeyboardInterrupt"),
+    ("exit", "build", f"retriever '{PLUGIN}' could not be built: SystemExit: 3"),
+    ("interrupt", "build", f"retriever '{PLUGIN}' could not be built: KeyboardInterrupt"),
+    ("none", "search", "question 'q2': the retriever returned None, not a list of (doc_id, score) pairs"),
+    ("int", "search", "question 'q2': the retriever returned an int, not a list of (doc_id, score) pairs"),
+    ("dict", "search", "question 'q2': the retriever returned a dict, not a list of (doc_id, score) pairs"),
+    ("str", "search", "question 'q2': the retriever returned a str, not a list of (doc_id, score) pairs"),
+    ("generator", "search", "question 'q2': the retriever raised ZeroDivisionError: division by zero"),
+    ("huge", "search", "question 'q2': doc 'd1' has a non-finite score (an int beyond a float's range)"),
+    ("huge_negative", "search", "question 'q2': doc 'd1' has a non-finite score (an int beyond a float's range)"),
+    ("inf", "search", "question 'q2': doc 'd1' has a non-finite score (inf)"),
+    ("nan", "search", "question 'q2': doc 'd1' has a non-finite score (nan)"),
+]
+
+
+@pytest.mark.parametrize(("problem", "when", "message"), MISBEHAVIOURS, ids=[f"{p}-{w}" for p, w, _ in MISBEHAVIOURS])
+def test_a_misbehaving_plugin_fails_the_run_in_one_line_and_writes_nothing(
+    ranked: Warehouse, plugin_folder: Path, problem: str, when: str, message: str
+) -> None:
+    before = raw_rows(ranked.db_path)
+    result = rank(ranked, plugin_folder, "--run-id", "steady", *params(problem, when=when))
+    assert result.returncode == 2 and one_error_line(result.stderr, "rank") == message, result.stderr
+    assert "Traceback" not in result.stderr and raw_rows(ranked.db_path) == before
+
+
+@pytest.mark.parametrize("problem", ["hang", "spin"])
+def test_a_search_that_takes_longer_than_the_timeout_fails_the_run_and_the_command_exits(
+    ranked: Warehouse, plugin_folder: Path, problem: str
+) -> None:
+    """A search that never returns (blocked, or busy on the CPU) fails the run once --timeout has passed, and the
+    command exits: the worker thread it leaves behind does not keep the process alive."""
+    before = raw_rows(ranked.db_path)
+    started = time.monotonic()
+    result = rank(ranked, plugin_folder, "--run-id", "steady", "--timeout", "1.5", *params(problem))
+    assert time.monotonic() - started < SEARCH_TIMEOUT  # the default timeout never came into it
+    message = "question 'q2': the search took longer than the timeout, 1.5 s (--timeout)"
+    assert result.returncode == 2 and one_error_line(result.stderr, "rank") == message, result.stderr
+    assert raw_rows(ranked.db_path) == before
+
+
+def test_a_slow_search_within_the_timeout_is_kept_with_its_latency(ranked: Warehouse, plugin_folder: Path) -> None:
+    result = rank(ranked, plugin_folder, "--run-id", "slow", "--timeout", "20", *params("slow"))
+    assert result.returncode == 0, result.stderr
+    latencies = dict(ranked.rows("select question_id, latency_ms from raw.question_latencies where run_id = 'slow'"))
+    assert latencies["q2"] >= 300 and latencies["q1"] < 300
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0", "--timeout must be a positive number of seconds, not 0"),
+        ("-1", "--timeout must be a positive number of seconds, not -1"),
+        ("nan", "--timeout must be a positive number of seconds, not nan"),
+        ("inf", "--timeout must be a positive number of seconds, not inf"),
+        ("soon", "argument --timeout: invalid float value: 'soon'"),
+    ],
+)
+def test_a_bad_timeout_is_refused_before_anything_runs(tmp_path: Path, value: str, message: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    assert main(["rank", "--retriever", PLUGIN, "--timeout", value, "--db", str(tmp_path / "w.duckdb")]) == 2
+    assert one_error_line(capsys.readouterr().err, "rank") == message
+    assert not (tmp_path / "w.duckdb").exists()
+
+
+def test_the_timeout_defaults_to_30_seconds() -> None:
+    assert parser().parse_args(["rank", "--retriever", PLUGIN]).timeout == SEARCH_TIMEOUT == 30
+
+
+def test_the_worker_thread_ends_after_a_run(plugin_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process (the Python API's way), a run leaves no thread behind; the plug-in is built and searched on
+    one thread (it raises otherwise)."""
+    monkeypatch.syspath_prepend(str(plugin_folder))
+    docs = [Document(*doc) for doc in DOCS]
+    run = run_plugin(PLUGIN, {}, docs, QUESTIONS, 3, timeout=5)
+    assert run.question_ids == ["q1", "q1", "q2", "q2", "q3", "q3"] and run.scores == [2.0, 1.0] * 3
+    deadline = time.monotonic() + 5
+    while any(t.name == "retrieval-metrics plug-in" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not [t for t in threading.enumerate() if t.name == "retrieval-metrics plug-in"]
+
+
+# --- (B) identifiers and arguments ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fusable(tmp_path: Path) -> Path:
+    """A warehouse with collection gen's judgments and runs a and b."""
+    path = tmp_path / "fusable.duckdb"
+    with connect(path) as con, transaction(con):
+        con.execute("insert into raw.qrels values ('gen', 'q1', 'd1', 1)")
+    api.write_run("gen", "a", [("q1", "d1", 1.0), ("q1", "d2", 0.5)], database=path)
+    api.write_run("gen", "b", [("q1", "d2", 3.0), ("q2", "d1", 1.0)], database=path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["import", "--collection", "good\n", "--qrels", "Q"], "collection 'good\\n' is not a plain identifier"),
+        (["import", "--collection", "gen", "--run", "R", "--run-id", "good\n"], "run id 'good\\n' is not a plain"),
+        (["fuse", "--collection", "gen", "--runs", "a,b", "--run-id", "ab\n"], "run id 'ab\\n' is not a plain"),
+        (["fuse", "--collection", "gen\n", "--runs", "a,b"], "collection 'gen\\n' is not a plain identifier"),
+        (["rank", "--retriever", "bm25", "--run-id", "good\n"], "run id 'good\\n' is not a plain identifier"),
+        (["rank", "--retriever", "bm25", "--collection", "\ngood"], "collection '\\ngood' is not a plain identifier"),
+    ],
+)
+def test_an_id_with_a_line_break_is_not_a_plain_identifier(
+    fusable: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d1 1 1.0 t\n")
+    args = [str(tmp_path / "q.txt") if a == "Q" else str(tmp_path / "r.txt") if a == "R" else a for a in args]
+    before = raw_rows(fusable)
+    assert main([*args, "--db", str(fusable)]) == 2
+    error = one_error_line(capsys.readouterr().err, args[0])
+    assert error.startswith(message) and error.endswith("is not a plain identifier (letters, digits, '_', '.', '-')")
+    assert raw_rows(fusable) == before
+
+
+def test_a_directory_given_for_a_file_is_named_as_one(
+    fusable: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "a folder"
+    folder.mkdir()
+    beir, beir_corpus = tmp_path / "beir", tmp_path / "beir-corpus"
+    for root in (beir, beir_corpus):
+        (root / "qrels").mkdir(parents=True)
+        for name in ("corpus.jsonl", "queries.jsonl"):
+            (root / name).write_text('{"_id": "x", "text": "x"}\n')
+        (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nx\tx\t1\n")
+    (beir / "qrels" / "test.tsv").unlink()
+    (beir / "qrels" / "test.tsv").mkdir()  # a directory where the test split's qrels file goes
+    (beir_corpus / "corpus.jsonl").unlink()
+    (beir_corpus / "corpus.jsonl").mkdir()
+    cases = [
+        (["--run", str(folder), "--run-id", "r"], f"{folder} is a directory, not a file"),
+        (["--qrels", str(folder)], f"{folder} is a directory, not a file"),
+        (["--qrels", str(folder / "missing.txt")], f"{folder / 'missing.txt'}: no such file"),
+        (["--beir", str(beir)], f"{beir / 'qrels' / 'test.tsv'} is a directory, not a file"),
+        (["--beir", str(beir_corpus)], f"{beir_corpus / 'corpus.jsonl'} is a directory, not a file"),
+    ]
+    before = raw_rows(fusable)
+    for args, message in cases:
+        assert main(["import", "--collection", "gen", *args, "--db", str(fusable)]) == 2, args
+        assert one_error_line(capsys.readouterr().err, "import") == message
+    assert raw_rows(fusable) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rrf-k", "inf"], "--rrf-k must be a positive finite number, not inf"),
+        (["--rrf-k=-inf"], "--rrf-k must be a positive finite number, not -inf"),
+        (["--rrf-k", "nan"], "--rrf-k must be a positive finite number, not nan"),
+        (["--rrf-k", "-1"], "--rrf-k must be a positive finite number, not -1"),
+        (["--rrf-k", "0"], "--rrf-k must be a positive finite number, not 0"),
+        (["--rrf-k", "1e400"], "--rrf-k must be a positive finite number, not inf"),
+        (["--method", "combsum", "--rrf-k", "inf"], "--rrf-k must be a positive finite number, not inf"),
+        (["--top-k", "0"], "--top-k must be at least 1, not 0"),
+        (["--top-k", "-3"], "--top-k must be at least 1, not -3"),
+    ],
+)
+def test_fusion_parameters_sql_cannot_take_are_refused_in_one_line(
+    fusable: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    before = raw_rows(fusable)
+    assert main(["fuse", "--collection", "gen", "--runs", "a,b", *args, "--db", str(fusable)]) == 2
+    assert one_error_line(capsys.readouterr().err, "fuse") == message
+    assert raw_rows(fusable) == before
+
+
+def test_a_large_finite_rrf_k_still_fuses(fusable: Path) -> None:
+    assert main(["fuse", "--collection", "gen", "--runs", "a,b", "--rrf-k", "1e300", "--db", str(fusable)]) == 0
+    with duckdb.connect(str(fusable), read_only=True) as con:
+        (parameters,) = con.execute("select parameters from raw.runs where run_id = 'rrf-a-b'").fetchone()
+    assert json.loads(parameters)["k"] == 1e300
+
+
+# --- (C) comment lines in TREC files ---------------------------------------------------------------------------
+
+# Like the block ir_metadata writes on top of a run file: the run's description as YAML in `#` lines
+IR_METADATA = """\
+# ir_metadata.start
+# tag: bm25-tuned
+# actor:
+#   team: example
+# research goal:
+#   description: |
+#     BM25, k1 = 0.9, b = 0.4: six words and more here
+# platform:
+#   software:
+#     libraries:
+#       - pyserini: 0.22.1
+# ir_metadata.end
+"""
+RUN = "1 Q0 d3 9 1.0 tagA\n1 Q0 d1 8 1.0 tagA\n1 Q0 d#2 7 5e-1 tagA\n07 Q0 d5 1 3 tagA\n99 Q0 d1 1 1 tagA\n"
+QRELS = "1 0 d1 1\n1 0 d#2 2\n1 0 d3 0\n07 0 d1 1\n"
+
+
+def commented(lines: str, block: str = IR_METADATA, *, indented: bool = False) -> str:
+    """The lines with `block` on top and comments between them: one that reads like a line of the file,
+    commented out (a trec_eval 10.0 comment), a bare '#', and, if `indented`, one with blanks before its '#'."""
+    first, *rest = lines.splitlines(keepends=True)
+    looks_like_data = "#1 Q0 d9 1 99 tagX\n" if first.split()[1] == "Q0" else "# 1 0 d9 3\n"
+    between = [looks_like_data, "#\n", "\n", *(["  \t# indented\n"] if indented else [])]
+    return block + first + "".join(between) + "".join(rest) + "# the end\n"
+
+
+def raw_rows_without_times(db_path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """raw_rows, raw.runs without the time and version of writing."""
+    rows = raw_rows(db_path)
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows["runs"] = con.execute(
+            "select collection_id, run_id, retriever, parameters from raw.runs order by all").fetchall()  # fmt: skip
+    return rows
+
+
+def import_files(folder: Path, qrels: str, run: str) -> dict[str, list[tuple[object, ...]]]:
+    """Collection tiny imported from these qrels and run files (qrels.txt and run.txt in `folder`) into a new
+    warehouse there: raw_rows_without_times."""
+    folder.mkdir()
+    (folder / "qrels.txt").write_text(qrels)
+    (folder / "run.txt").write_text(run)
+    db = ["--db", str(folder / "warehouse.duckdb")]
+    assert main(["import", "--collection", "tiny", "--qrels", str(folder / "qrels.txt"), *db]) == 0
+    assert main(["import", "--collection", "tiny", "--run", str(folder / "run.txt"), "--run-id", "r", *db]) == 0
+    return raw_rows_without_times(folder / "warehouse.duckdb")
+
+
+@pytest.fixture
+def careful_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The run files the careful read (trec.read_run) was called on: the one-pass read took the others."""
+    calls: list[Path] = []
+    read_run = trec.read_run
+
+    def spy(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+        calls.append(path)
+        return read_run(con, path)
+
+    monkeypatch.setattr(trec, "read_run", spy)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("tabs", "indented", "careful"),
+    [(False, False, False), (True, False, False), (False, True, True)],
+    ids=["spaces, one pass", "tabs, one pass", "an indented comment: careful read"],
+)
+def test_comment_lines_are_skipped_and_the_rows_are_those_of_the_file_without_them(
+    tmp_path: Path, careful_reads: list[Path], tabs: bool, indented: bool, careful: bool
+) -> None:
+    """A run and a qrels file with an ir_metadata block on top and comments between their lines import the rows
+    of the same files without the comments: nothing of the comments (not the commented-out line that reads like
+    data, not the tag in the block), and a '#' inside a doc id kept."""
+    qrels, run = (QRELS.replace(" ", "\t"), RUN.replace(" ", "\t")) if tabs else (QRELS, RUN)
+    plain = import_files(tmp_path / "plain", qrels, run)
+    with_comments = import_files(tmp_path / "commented", commented(qrels, indented=indented),
+                                 commented(run, indented=indented))  # fmt: skip
+    assert with_comments == plain
+    assert careful_reads == ([tmp_path / "commented" / "run.txt"] if careful else [])
+    assert ("tiny", "r", "tagA", json.dumps({"format": "trec", "source": "run.txt", "tag": "tagA"})) in plain["runs"]
+    assert [doc for _, _, q, doc, *_ in sorted(plain["rankings"], key=lambda row: row[4]) if q == "1"] == [
+        "d3", "d1", "d#2"]  # trec_eval's order: score descending, the tie to the larger docno
+    assert not [row for table in with_comments.values() for row in table if "d9" in row]
+
+
+# The file's real line numbers, comments and blank lines counted: the block is lines 1-12
+BLOCK_LINES = IR_METADATA.count("\n")
+BAD_FILES = [
+    ("run", "1 Q0 d1 1 1.0 t\n# a comment\n1 Q0 d2 2 high t\n",
+     f"run.txt:{BLOCK_LINES + 3}: score 'high' is not a number"),
+    ("run", "1 Q0 d1 1 1.0 t\n\n#1 Q0 d2 2\n1 Q0 d2 2 0.5\n", f"run.txt:{BLOCK_LINES + 4}: expected 6 fields"),
+    ("run", "1 Q0 d1 1 1 t\n#1 Q0 d1 3 0 t\n1 Q0 d1 3 0 t\n",
+     f"run.txt:{BLOCK_LINES + 3}: duplicate document in run for question '1', doc 'd1'"),
+    ("run", "\n# only comments\n", "run.txt: empty file"),
+    ("qrels", "1 0 d1 1\n# 1 0 d2 x\n1 0 d2 high\n",
+     f"qrels.txt:{BLOCK_LINES + 3}: relevance 'high' is not an integer"),
+    ("qrels", "1 0 d1 1\n#\n1 0 d2\n", f"qrels.txt:{BLOCK_LINES + 3}: expected 4 fields"),
+    ("qrels", "1 0 d1 1\n# 1 0 d1 2\n1 0 d1 2\n",
+     f"qrels.txt:{BLOCK_LINES + 3}: duplicate judgment for question '1', doc 'd1'"),
+    ("qrels", "# only comments\n", "qrels.txt: empty file"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "lines", "message"), BAD_FILES, ids=[m.partition(" ")[2] for _, _, m in BAD_FILES])
+def test_errors_after_comment_lines_name_the_files_real_line(
+    warehouse: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, lines: str, message: str
+) -> None:
+    (tmp_path / "good_qrels.txt").write_text(QRELS)
+    db = ["--db", str(warehouse.db_path)]
+    assert main(["import", "--collection", "tiny", "--qrels", str(tmp_path / "good_qrels.txt"), *db]) == 0
+    capsys.readouterr()
+    before = raw_rows(warehouse.db_path)
+    path = tmp_path / "bad" / f"{kind}.txt"
+    path.parent.mkdir()
+    path.write_text(IR_METADATA + lines)
+    args = ["--run", str(path), "--run-id", "r"] if kind == "run" else ["--qrels", str(path)]
+    assert main(["import", "--collection", "tiny", *args, *db]) == 2
+    assert one_error_line(capsys.readouterr().err, "import").startswith(f"{tmp_path / 'bad'}/{message}")
+    assert raw_rows(warehouse.db_path) == before

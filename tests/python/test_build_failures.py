@@ -1,0 +1,74 @@
+"""A failed build says why: one line per failed node (which test or model, why, the keys of its first offending
+rows), then one line naming the log, exit 2 when the input is at fault; a refused setting says which var and
+value; --vars that are not YAML are refused before dbt starts. The serving copy is left as it was."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import Warehouse
+from retrieval_metrics.serving import publish
+
+pytestmark = pytest.mark.dbt
+
+
+@pytest.fixture
+def published(lesson: Warehouse, tmp_path: Path) -> Warehouse:
+    warehouse = lesson.copy(tmp_path / "warehouse")
+    publish(warehouse.db_path, warehouse.db_path.with_name("serving.duckdb"))
+    return warehouse
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("retrieval-metrics build: ")]
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ("{k_values: [0]}", "var k_values: 0 is not a positive integer (got [0])"),
+        ("{k_values: [abc]}", "var k_values: abc is not a positive integer"),
+        ("{averaging: sometimes}", "var averaging: sometimes is not one of all_questions, retrieved_only"),
+        ("{relevance_level: abc}", "var relevance_level: abc is not an integer >= 0"),
+    ],
+)
+def test_a_refused_setting_names_the_var_and_its_value(published: Warehouse, settings: str, message: str) -> None:
+    serving = published.db_path.with_name("serving.duckdb")
+    before = serving.read_bytes()
+    result = published.cli("build", "--vars", settings)
+    assert result.returncode == 2
+    (line,) = error_lines(result.stderr)
+    assert line.startswith("retrieval-metrics build: error: dbt build stopped: Compilation Error in model "), line
+    assert message in line and "serving.duckdb left as it was; dbt's log: " in line, line
+    assert serving.read_bytes() == before
+
+
+@pytest.mark.parametrize("settings", ["{k_values: [", "[1, 2]"])
+def test_vars_that_are_not_a_yaml_mapping_are_refused_before_dbt_starts(published: Warehouse, settings: str) -> None:
+    result = published.cli("build", "--vars", settings)
+    assert result.returncode == 2 and result.stdout == ""  # dbt printed nothing: it never started
+    assert result.stderr.startswith(f"retrieval-metrics build: error: --vars {settings!r} is not ")
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_failed_data_test_names_its_first_offending_rows(published: Warehouse) -> None:
+    with duckdb.connect(str(published.db_path)) as con:  # a ranked doc the collection does not have
+        con.execute("insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score) "
+                    "values ('docent', 'keyword_overlap', 'error_401', 'no_such_doc', 9, 0.0)")  # fmt: skip
+        con.execute("update raw.runs set run_version = 'edited' where run_id = 'keyword_overlap'")
+    serving = published.db_path.with_name("serving.duckdb")
+    before = serving.read_bytes()
+    result = published.cli("build")
+    assert result.returncode == 2
+    *nodes, last = error_lines(result.stderr)
+    failed = [line for line in nodes if "composite_relationships_stg_raw__rankings_collection_id__doc_id" in line]
+    assert len(failed) == 1, nodes
+    assert failed[0].startswith("retrieval-metrics build: test composite_relationships_stg_raw__rankings_")
+    assert failed[0].endswith(" fail: Got 1 result, configured to fail if != 0; first: collection_id='docent', "
+                              "doc_id='no_such_doc'")  # fmt: skip
+    assert last.startswith("retrieval-metrics build: error: dbt build failed (")
+    assert "fix the rows or the settings named above and build again" in last and "dbt's log: " in last
+    assert serving.read_bytes() == before
