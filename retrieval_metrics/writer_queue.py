@@ -3,10 +3,10 @@ their turn instead of failing.
 
 The queue is an advisory lock (flock) on a file beside the database, `<database>.lock`, which also records who
 holds it (PID, what it does, when it started) for the one line a waiting writer prints, and which the holder
-removes when it is done. The kernel releases a flock when its holder exits, however it exits, so a writer killed
-with `kill -9` leaves at most the file, which blocks nobody. Once it holds the queue, a writer also waits for DuckDB's own lock on the file, which a
-process outside the queue can hold (`dbt build` run by hand, a DuckDB shell, a BI tool pointed at the build
-database instead of the serving copy).
+removes when it is done. The kernel releases a flock when its holder exits, however it exits, so a writer
+killed with `kill -9` leaves at most the file, which blocks nobody. Once it holds the queue, a writer also
+waits for DuckDB's own lock on the file, which a process outside the queue can hold (`dbt build` run by hand,
+a DuckDB shell, a BI tool pointed at the build database instead of the serving copy).
 
 Within one process the queue is re-entrant: `import --build` and `rm.build()` take it once for everything
 they write.
