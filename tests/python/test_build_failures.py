@@ -1,6 +1,7 @@
 """A failed build says why: one line per failed node (which test or model, why, the keys of its first offending
 rows), then one line naming the log, exit 2 when the input is at fault; a refused setting says which var and
-value; --vars that are not YAML are refused before dbt starts. The serving copy is left as it was."""
+value; --vars that are not YAML, name no var of the project, or a baseline or gated run the warehouse lacks are
+refused before dbt starts. The serving copy is left as it was."""
 
 from __future__ import annotations
 
@@ -44,6 +45,23 @@ def test_a_refused_setting_names_the_var_and_its_value(published: Warehouse, set
     assert line.startswith("retrieval-metrics build: error: dbt build stopped: Compilation Error in model "), line
     assert message in line and "serving.duckdb left as it was; dbt's log: " in line, line
     assert serving.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ("{k_value: [1]}", "--vars: no var 'k_value' in this project (its vars: k_values, averaging, "),
+        ("{baseline_run_id: no_such_run}", "var baseline_run_id: 'no_such_run' is not a run of any collection"),
+        ("{gated_collection_id: nope}", "var gated_collection_id: 'nope' is not a collection with runs"),
+        ("{gated_run_ids: [keyword_overlap, nope]}", "var gated_run_ids: 'nope' is not a run of collection 'docent'"),
+    ],
+)
+def test_vars_naming_what_is_not_there_are_refused_before_dbt_starts(
+    published: Warehouse, settings: str, message: str
+) -> None:
+    result = published.cli("build", "--vars", settings)
+    assert result.returncode == 2 and result.stdout == ""  # dbt never started
+    assert result.stderr.startswith(f"retrieval-metrics build: error: {message}") and result.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize("settings", ["{k_values: [", "[1, 2]"])
