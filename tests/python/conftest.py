@@ -24,6 +24,8 @@ import duckdb
 import pytest
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
+from retrieval_metrics import trec
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "selectors.yml", "models", "macros", "seeds", "tests/generic",
                  "tests/marts"]  # fmt: skip
@@ -156,6 +158,21 @@ def every_retriever(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
     """Every installed retriever's run of the Docent questions (rank --all), built. Read it; change a .copy().
     It starts from a copy of the lesson's warehouse, whose seeds are loaded: --all ranks keyword_overlap again."""
     return lesson.copy(tmp_path_factory.mktemp("every-retriever")).ranked("--all").build_all()
+
+
+@pytest.fixture
+def careful_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The run files the careful read (trec.read_run) was called on during the test: the one-pass read took the
+    others."""
+    calls: list[Path] = []
+    read_run = trec.read_run
+
+    def spy(con: duckdb.DuckDBPyConnection, path: Path) -> str:
+        calls.append(path)
+        return read_run(con, path)
+
+    monkeypatch.setattr(trec, "read_run", spy)
+    return calls
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from conftest import Warehouse, copy_project, run_cli
-from retrieval_metrics import api, trec
+from retrieval_metrics import api
 from retrieval_metrics.cli import main, parser
 from retrieval_metrics.plugins import SEARCH_TIMEOUT, run_plugin
 from retrieval_metrics.ranking import project_fingerprint
@@ -384,20 +384,6 @@ def import_files(folder: Path, qrels: str, run: str) -> dict[str, list[tuple[obj
     assert main(["import", "--collection", "tiny", "--qrels", str(folder / "qrels.txt"), *db]) == 0
     assert main(["import", "--collection", "tiny", "--run", str(folder / "run.txt"), "--run-id", "r", *db]) == 0
     return raw_rows_without_times(folder / "warehouse.duckdb")
-
-
-@pytest.fixture
-def careful_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The run files the careful read (trec.read_run) was called on: the one-pass read took the others."""
-    calls: list[Path] = []
-    read_run = trec.read_run
-
-    def spy(con: duckdb.DuckDBPyConnection, path: Path) -> str:
-        calls.append(path)
-        return read_run(con, path)
-
-    monkeypatch.setattr(trec, "read_run", spy)
-    return calls
 
 
 @pytest.mark.parametrize(

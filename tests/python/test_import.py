@@ -263,21 +263,6 @@ def test_bad_beir_folders_are_refused(
 # line naming the file and line, and no file ends in a traceback.
 
 
-@pytest.fixture
-def careful_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The run files the careful read (trec.read_run) was called on during the test: the one-pass read took the
-    others."""
-    calls: list[Path] = []
-    read_run = trec.read_run
-
-    def spy(con: duckdb.DuckDBPyConnection, path: Path) -> str:
-        calls.append(path)
-        return read_run(con, path)
-
-    monkeypatch.setattr(trec, "read_run", spy)
-    return calls
-
-
 def write_run(path: Path, lines: list[str], careful: bool) -> Path:
     """A run file; `careful`: its first line's blanks made tabs (the rest has spaces), which only the careful read
     takes."""
