@@ -6,12 +6,12 @@ The package holds what runs next to dbt: warehouse access (warehouse), the one w
 marts (scorecard, report, export), progress bars (progress) and the `retrieval-metrics` command (cli).
 
 For notebooks (api): `write_run(collection_id, run_id, rows)` writes a run from scored rows, `build()` builds,
-`connect()` reads the marts as last published (the serving copy).
+`connect()` reads the marts as last published (the serving copy), `remove()` removes a run or a collection.
 """
 
 from typing import Any
 
-__all__ = ["build", "connect", "write_run"]
+__all__ = ["build", "connect", "remove", "write_run"]
 
 
 def __getattr__(name: str) -> Any:

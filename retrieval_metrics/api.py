@@ -132,6 +132,24 @@ def build(*dbt_args: str, database: str | Path | None = None, wait: float = DEFA
         return build_database(path, dbt_args)
 
 
+def remove(
+    collection_id: str,
+    run_id: str | None = None,
+    *,
+    judgments: bool = False,
+    whole_collection: bool = False,
+    database: str | Path | None = None,
+    wait: float = DEFAULT_WAIT,
+) -> str:
+    """Remove one run (`run_id`), the collection's `judgments`, or the `whole_collection`, as
+    `retrieval-metrics remove` does; the next rm.build() drops them from the marts. Returns its line."""
+    from retrieval_metrics.removal import remove as remove_from
+
+    path = database_path(database)
+    with queued_writer(path, f"remove {collection_id}" + (f"/{run_id}" if run_id else ""), wait):
+        return remove_from(path, collection_id, run_id, judgments, whole_collection)
+
+
 def connect(database: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the marts as last published: the serving copy (or the file `database` names),
     opened afresh, so it shows the latest build even while an earlier connection of this process is still open

@@ -309,6 +309,18 @@ def reading(args: argparse.Namespace, built: bool = True) -> Iterator[tuple[duck
     print(f"{PROG} {args.command}: read {line}", file=sys.stderr, flush=True)
 
 
+def remove(args: argparse.Namespace) -> str:
+    from retrieval_metrics.removal import remove as remove_from
+
+    if args.all and not args.yes:
+        raise InputError(f"--all removes every run, judgment, question and document of {args.collection!r}: "
+                         "add --yes to do it")  # fmt: skip
+    database = database_path(args.db)
+    what = f"remove {args.collection}" + (f"/{args.run_id}" if args.run_id else "")
+    with queued(args, database, what):
+        return remove_from(database, args.collection, args.run_id, args.judgments, args.all)
+
+
 def scorecard(args: argparse.Namespace) -> str:
     from retrieval_metrics.scorecard import scorecard as render
 
@@ -439,6 +451,16 @@ def parser() -> Parser:
     fusing.add_argument("--run-id", help="the fused run (default: METHOD-RUN1-RUN2...)")
     fusing.add_argument("--top-k", type=int, metavar="N", help="keep each question's top N fused docs")
     add_writer_options(fusing)
+
+    removing = command("remove", remove, "remove a run, a collection's judgments or a whole collection; the next "
+                       "build drops them from the marts")
+    removing.add_argument("--collection", required=True, help="the collection")
+    removed = removing.add_mutually_exclusive_group(required=True)
+    removed.add_argument("--run-id", help="remove this run (its rankings, chunks and latencies)")
+    removed.add_argument("--judgments", action="store_true", help="remove the collection's judgments (no runs left)")
+    removed.add_argument("--all", action="store_true", help="remove everything of the collection (with --yes)")
+    removing.add_argument("--yes", action="store_true", help="confirm --all")
+    add_writer_options(removing)
 
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read "
                        "(--target spark: on Spark, from $RETRIEVAL_DB's raw tables)")
