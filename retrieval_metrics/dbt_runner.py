@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from retrieval_metrics.warehouse import REPO_ROOT
@@ -120,7 +120,10 @@ def node_failures(since: datetime, database: Path) -> list[NodeFailure]:
     except (OSError, ValueError):
         return []
     generated = results.get("metadata", {}).get("generated_at", "")
-    if not generated or datetime.fromisoformat(generated.replace("Z", "+00:00")) < since:
+    if not generated:
+        return []
+    written = datetime.fromisoformat(generated.replace("Z", "+00:00"))
+    if (written if written.tzinfo else written.replace(tzinfo=UTC)) < since:  # dbt writes UTC
         return []
     failures = []
     for result in results.get("results", []):
