@@ -88,7 +88,8 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     while the import reads the file on another; then dbt builds what depends on the raw tables, without the
     tests of what the import guarantees. The import commits first, as `import` alone does; a failed build
     leaves it, and the serving copy, as they were, as `build` alone does."""
-    import time
+    import multiprocessing  # noqa: F401 - imported here, before the threads: dbt's load and the import both use it,
+    import time  # and two threads importing it at once can see it half-initialized (seen once in CI: exit 1)
     from concurrent.futures import ThreadPoolExecutor
 
     from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, IMPORT_GUARANTEES, DbtFailed, InProcessDbt
