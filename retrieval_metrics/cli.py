@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import duckdb
 
+from retrieval_metrics.settings import check_vars
 from retrieval_metrics.warehouse import REPO_ROOT, InputError, database_error, database_path, serving_path, shown
 from retrieval_metrics.writer_queue import DEFAULT_WAIT
 
@@ -206,59 +207,6 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
                                 built.returncode) from None  # fmt: skip
         raise build_failed(database, serving, started, built)
     return publish_serving(database, serving)
-
-
-def check_vars(database: Path | None, dbt_args: Sequence[str]) -> None:
-    """InputError, before dbt starts, for --vars that are not a YAML mapping (dbt would print its whole usage),
-    that name a var the project does not have (a typo dbt would ignore), or (given the database) a baseline or
-    gated run that is not in it (the comparisons would silently change). The project's macros check the values."""
-    import yaml
-
-    from retrieval_metrics.dbt_runner import project_dir
-
-    for position, arg in enumerate(dbt_args):
-        text = arg.partition("=")[2] if arg.startswith("--vars=") else None
-        if arg == "--vars":
-            text = dbt_args[position + 1] if position + 1 < len(dbt_args) else ""
-        if text is None:
-            continue
-        try:
-            value = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError(f"--vars {text!r} is not YAML: {' '.join(str(exc).split())}") from None
-        if not isinstance(value, dict):
-            raise InputError(f"--vars {text!r} is not a mapping of var names to values, e.g. '{{k_values: [1, 10]}}'")
-        known = yaml.safe_load((project_dir() / "dbt_project.yml").read_text()).get("vars", {})
-        unknown = sorted(str(name) for name in value if name not in known)
-        if unknown:
-            raise InputError(f"--vars: no var {unknown[0]!r} in this project (its vars: {', '.join(known)})")
-        if database is not None:
-            check_named_runs(database, {**known, **value}, set(value))
-
-
-def check_named_runs(database: Path, settings: dict[str, object], given: set[str]) -> None:
-    """The baseline run and the gated collection and runs that --vars name exist in the warehouse."""
-    from retrieval_metrics.warehouse import connect
-
-    if not given & {"baseline_run_id", "gated_collection_id", "gated_run_ids"} or not database.exists():
-        return
-    with connect(database, read_only=True) as con:
-        if not con.execute("select count(*) from duckdb_tables() where schema_name = 'raw' and table_name = 'runs'"
-                           ).fetchall()[0][0]:  # fmt: skip
-            return
-        runs = con.execute("select distinct collection_id, run_id from raw.runs").fetchall()
-    baseline = str(settings.get("baseline_run_id"))
-    if "baseline_run_id" in given and baseline not in {run_id for _, run_id in runs}:
-        raise InputError(f"var baseline_run_id: {baseline!r} is not a run of any collection")
-    gated = str(settings.get("gated_collection_id"))
-    if given & {"gated_collection_id", "gated_run_ids"}:
-        in_gated = {run_id for collection_id, run_id in runs if collection_id == gated}
-        if not in_gated:
-            raise InputError(f"var gated_collection_id: {gated!r} is not a collection with runs")
-        run_ids = settings.get("gated_run_ids") or []
-        missing = [str(r) for r in (run_ids if isinstance(run_ids, list) else [run_ids]) if str(r) not in in_gated]
-        if missing:
-            raise InputError(f"var gated_run_ids: {missing[0]!r} is not a run of collection {gated!r}")
 
 
 def build_failed(

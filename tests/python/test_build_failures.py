@@ -1,6 +1,6 @@
 """A failed build says why: one line per failed node (which test or model, why, the keys of its first offending
 rows), then one line naming the log, exit 2 when the input is at fault; a refused setting says which var and
-value; --vars that are not YAML, name no var of the project, or a baseline or gated run the warehouse lacks are
+value before dbt starts; --vars that are not YAML, name no var of the project, or a baseline or gated run the warehouse lacks are
 refused before dbt starts. The serving copy is left as it was."""
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import duckdb
 import pytest
 
 from conftest import Warehouse
+from retrieval_metrics.dbt_runner import encountered_error, run_dbt
 from retrieval_metrics.serving import publish
+from retrieval_metrics.settings import RULES, project_defaults
 
 pytestmark = pytest.mark.dbt
 
@@ -30,21 +32,45 @@ def error_lines(stderr: str) -> list[str]:
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ("{k_values: [0]}", "var k_values: 0 is not a positive integer (got [0])"),
-        ("{k_values: [abc]}", "var k_values: abc is not a positive integer"),
-        ("{averaging: sometimes}", "var averaging: sometimes is not one of all_questions, retrieved_only"),
-        ("{relevance_level: abc}", "var relevance_level: abc is not an integer >= 0"),
+        ("{k_values: [0]}", "var k_values: [0] holds '0', not a positive integer"),
+        ("{k_values: [-1]}", "var k_values: [-1] holds '-1', not a positive integer"),
+        ("{k_values: [1, abc]}", "var k_values: [1, 'abc'] holds 'abc', not a positive integer"),
+        ("{k_values: []}", "var k_values: [] is empty: give at least one cutoff"),
+        ("{k_values: '1,x'}", "var k_values: '1,x' holds 'x', not a positive integer"),
+        ("{averaging: sometimes}", "var averaging: 'sometimes' is not one of all_questions, retrieved_only"),
+        ("{relevance_level: abc}", "var relevance_level: 'abc' is not an integer >= 0"),
+        ("{relevance_level: 1.5}", "var relevance_level: 1.5 is not an integer >= 0"),
+        ("{judged_docs_only: maybe}", "var judged_docs_only: 'maybe' is not true or false"),
+        ("{n_permutations: 0}", "var n_permutations: 0 is not an integer >= 1"),
+        ("{bootstrap_resamples: -5}", "var bootstrap_resamples: -5 is not an integer >= 1"),
+        ("{bootstrap_seed: -1}", "var bootstrap_seed: -1 is not an integer >= 0"),
+        ("{baseline_run_id: \"bm25'\"}", "var baseline_run_id: \"bm25'\" is not a run or collection id"),
+        ("{gated_run_ids: [bm25, 'a b']}", "var gated_run_ids: ['bm25', 'a b'] holds 'a b', not a run id"),
     ],
 )
-def test_a_refused_setting_names_the_var_and_its_value(published: Warehouse, settings: str, message: str) -> None:
+def test_a_refused_setting_names_the_var_and_its_value_before_dbt_starts(
+    published: Warehouse, settings: str, message: str
+) -> None:
     serving = published.db_path.with_name("serving.duckdb")
-    before = serving.read_bytes()
+    before = serving.read_bytes(), published.db_path.read_bytes()
     result = published.cli("build", "--vars", settings)
-    assert result.returncode == 2
-    (line,) = error_lines(result.stderr)
-    assert line.startswith("retrieval-metrics build: error: dbt build stopped: Compilation Error in model "), line
-    assert message in line and "serving.duckdb left as it was; dbt's log: " in line, line
-    assert serving.read_bytes() == before
+    assert result.returncode == 2 and result.stdout == ""  # dbt never started
+    assert result.stderr.startswith(f"retrieval-metrics build: error: {message}"), result.stderr
+    assert result.stderr.count("\n") == 1
+    assert (serving.read_bytes(), published.db_path.read_bytes()) == before
+
+
+def test_every_var_of_the_project_has_a_rule() -> None:
+    assert list(RULES) == list(project_defaults())
+    assert all(RULES[name](value) is None for name, value in project_defaults().items())
+
+
+def test_plain_dbt_refuses_a_bad_setting_at_parse_time(published: Warehouse) -> None:
+    """Without the command's check (a plain `dbt build`), the project's macros stop dbt before any node runs."""
+    before = published.db_path.read_bytes()
+    result = run_dbt(["build", "--vars", "{k_values: [0]}"], published.db_path, capture=True)
+    assert result.returncode != 0 and "var k_values: 0 is not a positive integer" in result.stdout
+    assert encountered_error(result.stdout) is not None and published.db_path.read_bytes() == before
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,144 @@
+"""The project's dbt vars (dbt_project.yml), checked before dbt starts.
+
+`retrieval-metrics build --vars ...` and `import --build --vars ...` refuse a bad setting in one line that names
+the var and its value, exit 2, before anything is loaded or built. Without this, a value the SQL macros check
+stops dbt at parse time, but one read only by a Python model (n_permutations, bootstrap_resamples) fails midway,
+after tables were replaced. The macros (macros/evaluation_settings.sql, macros/cutoffs.sql) keep their own
+checks for plain `dbt build`; the rules here are the same ones, for every var.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from retrieval_metrics.warehouse import IDENTIFIER, InputError, connect
+
+Rule = Callable[[object], str | None]  # the reason a value is refused, or None
+
+
+def integer(minimum: int) -> Rule:
+    """An integer >= minimum, given as a number or as its digits (dbt passes both)."""
+
+    def check(value: object) -> str | None:
+        text = str(value).strip()
+        is_integer = not isinstance(value, bool | float) and text.removeprefix("-").isdigit()
+        return None if is_integer and int(text) >= minimum else f"is not an integer >= {minimum}"
+
+    return check
+
+
+def one_of(*choices: str) -> Rule:
+    return lambda value: None if value in choices else f"is not one of {', '.join(choices)}"
+
+
+def boolean(value: object) -> str | None:
+    is_boolean = isinstance(value, bool) or str(value).lower() in {"true", "false"}
+    return None if is_boolean else "is not true or false"
+
+
+def cutoffs(value: object) -> str | None:
+    """k_values: a list, one integer, or "1,5,10"; each a positive integer, at least one."""
+    values = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+    if not values:
+        return "is empty: give at least one cutoff, e.g. [1, 2, 3]"
+    bad = [v for v in values if integer(1)(v) is not None]
+    return f"holds {str(bad[0]).strip()!r}, not a positive integer" if bad else None
+
+
+def identifier(value: object) -> str | None:
+    return None if isinstance(value, str) and IDENTIFIER.fullmatch(value) else "is not a run or collection id"
+
+
+def identifiers(value: object) -> str | None:
+    values = value if isinstance(value, list) else [value]
+    bad = [v for v in values if identifier(v) is not None]
+    return f"holds {bad[0]!r}, not a run id" if bad else None
+
+
+RULES: dict[str, Rule] = {
+    "k_values": cutoffs,
+    "averaging": one_of("all_questions", "retrieved_only"),
+    "relevance_level": integer(0),
+    "judged_docs_only": boolean,
+    "err_max_grade": integer(1),
+    "bootstrap_resamples": integer(1),
+    "bootstrap_seed": integer(0),
+    "max_outranking_docs_listed": integer(0),
+    "baseline_run_id": identifier,
+    "n_permutations": integer(1),
+    "permutation_seed": integer(0),
+    "test_all_runs": boolean,
+    "gated_collection_id": identifier,
+    "gated_run_ids": identifiers,
+}
+NAMED_RUNS = {"baseline_run_id", "gated_collection_id", "gated_run_ids"}
+
+
+def given_vars(dbt_args: Sequence[str]) -> dict[str, object]:
+    """The vars given with --vars (the last --vars wins, as in dbt); InputError if one is not a YAML mapping."""
+    import yaml
+
+    given: dict[str, object] = {}
+    for position, arg in enumerate(dbt_args):
+        text = arg.partition("=")[2] if arg.startswith("--vars=") else None
+        if arg == "--vars":
+            text = dbt_args[position + 1] if position + 1 < len(dbt_args) else ""
+        if text is None:
+            continue
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InputError(f"--vars {text!r} is not YAML: {' '.join(str(exc).split())}") from None
+        if not isinstance(value, dict):
+            raise InputError(f"--vars {text!r} is not a mapping of var names to values, e.g. '{{k_values: [1, 10]}}'")
+        given = value
+    return given
+
+
+def check_vars(database: Path | None, dbt_args: Sequence[str]) -> None:
+    """InputError, before dbt starts, for --vars that are not a YAML mapping, that name a var the project does
+    not have (a typo dbt would ignore), that give a value outside the var's rule, or (given the database) that
+    name a baseline or gated run that is not in it (the comparisons would silently change)."""
+    given = given_vars(dbt_args)
+    unknown = sorted(str(name) for name in given if name not in RULES)
+    if unknown:
+        raise InputError(f"--vars: no var {unknown[0]!r} in this project (its vars: {', '.join(RULES)})")
+    for name, value in given.items():
+        reason = RULES[name](value)
+        if reason is not None:
+            raise InputError(f"var {name}: {value!r} {reason} (dbt_project.yml documents each var)")
+    if database is not None and given.keys() & NAMED_RUNS:
+        check_named_runs(database, given)
+
+
+def project_defaults() -> dict[str, object]:
+    import yaml
+
+    from retrieval_metrics.dbt_runner import project_dir
+
+    return dict(yaml.safe_load((project_dir() / "dbt_project.yml").read_text()).get("vars", {}))
+
+
+def check_named_runs(database: Path, given: dict[str, object]) -> None:
+    """The baseline run and the gated collection and runs that --vars name exist in the warehouse."""
+    if not database.exists():
+        return
+    with connect(database, read_only=True) as con:
+        if not con.execute("select count(*) from duckdb_tables() where schema_name = 'raw' and table_name = 'runs'"
+                           ).fetchall()[0][0]:  # fmt: skip
+            return
+        runs = con.execute("select distinct collection_id, run_id from raw.runs").fetchall()
+    settings = {**project_defaults(), **given}
+    baseline = str(settings.get("baseline_run_id"))
+    if "baseline_run_id" in given and baseline not in {run_id for _, run_id in runs}:
+        raise InputError(f"var baseline_run_id: {baseline!r} is not a run of any collection")
+    gated = str(settings.get("gated_collection_id"))
+    if given.keys() & {"gated_collection_id", "gated_run_ids"}:
+        in_gated = {run_id for collection_id, run_id in runs if collection_id == gated}
+        if not in_gated:
+            raise InputError(f"var gated_collection_id: {gated!r} is not a collection with runs")
+        run_ids = settings.get("gated_run_ids") or []
+        missing = [str(r) for r in (run_ids if isinstance(run_ids, list) else [run_ids]) if str(r) not in in_gated]
+        if missing:
+            raise InputError(f"var gated_run_ids: {missing[0]!r} is not a run of collection {gated!r}")
