@@ -62,6 +62,22 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )  # fmt: skip
 
 
+def warehouse_checksums(db_path: Path) -> dict[str, str]:
+    """sha256 of each raw table's rows (in a fixed order) and of the serving copy's bytes (`serving.duckdb`
+    beside the file): a refused command leaves every one as it was. Empty for a file not created yet."""
+    sums: dict[str, str] = {}
+    if db_path.exists():
+        with duckdb.connect(str(db_path), read_only=True) as con:
+            tables = con.execute("select table_name from duckdb_tables() where schema_name = 'raw' order by 1")
+            for (table,) in tables.fetchall():
+                rows = con.execute(f"select * from raw.{table} order by all").fetchall()
+                sums[f"raw.{table}"] = hashlib.sha256(repr(rows).encode()).hexdigest()
+    serving = db_path.with_name("serving.duckdb")
+    if serving.exists():
+        sums[serving.name] = hashlib.sha256(serving.read_bytes()).hexdigest()
+    return sums
+
+
 class Warehouse:
     """A dbt project directory plus its own DuckDB file; dbt's target directories (in this process, and for the
     commands' children) are the session's shared ones unless given."""

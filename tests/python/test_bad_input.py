@@ -1,9 +1,15 @@
-"""One bad import never breaks the warehouse (issue 28): a plug-in that hangs, exits or returns nonsense, an id
-with a line break, a path that is a directory, a fusion parameter SQL cannot take, each refused with one line
-and exit 2, the raw tables as they were; and TREC files with `#` comment lines read as trec_eval 10.0 reads them.
+"""One bad input never breaks the warehouse (issue 28). Every case is refused with one line naming the file and
+line (or the key), exit 2, and the warehouse unchanged: the checksums of its raw tables and of its serving copy
+equal before and after (conftest.warehouse_checksums); and what the door takes, builds.
 
-No dbt: `rank` reads the collection from a warehouse that holds it as the `collection_inputs` build leaves it
-(see `ranked`), the other commands run in-process (cli.main).
+(A) plug-in retrievers that hang, exit or return nonsense; (B) ids with a line break, a directory given for a
+file, fusion parameters SQL cannot take; (C) TREC files with `#` comment lines, read as trec_eval 10.0 reads
+them; (D) runs ranking docs their collection's corpus lacks; (E) BEIR folders a build would fail on; (F) after
+refusals, the next good imports and the build succeed. Settings (--vars) and failed builds are in
+test_build_failures.py, removal in test_remove.py.
+
+Without dbt but in (F): `rank` reads the collection from a warehouse that holds it as the `collection_inputs`
+build leaves it (see `ranked`), the other commands run in-process (cli.main).
 """
 
 from __future__ import annotations
@@ -17,13 +23,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import Warehouse, copy_project, run_cli
+from conftest import Warehouse, copy_project, run_cli, warehouse_checksums
 from retrieval_metrics import api
 from retrieval_metrics.cli import main, parser
 from retrieval_metrics.plugins import SEARCH_TIMEOUT, run_plugin
 from retrieval_metrics.ranking import project_fingerprint
 from retrieval_metrics.retrievers import Document
-from retrieval_metrics.warehouse import connect, transaction
+from retrieval_metrics.serving import publish
+from retrieval_metrics.warehouse import InputError, connect, transaction
 
 PLUGIN = "misbehaving:Misbehaving"
 # A plug-in module, written to a folder on the commands' PYTHONPATH. Misbehaving answers every question with
@@ -176,10 +183,10 @@ MISBEHAVIOURS = [
 def test_a_misbehaving_plugin_fails_the_run_in_one_line_and_writes_nothing(
     ranked: Warehouse, plugin_folder: Path, problem: str, when: str, message: str
 ) -> None:
-    before = raw_rows(ranked.db_path)
+    before = warehouse_checksums(ranked.db_path)
     result = rank(ranked, plugin_folder, "--run-id", "steady", *params(problem, when=when))
     assert result.returncode == 2 and one_error_line(result.stderr, "rank") == message, result.stderr
-    assert "Traceback" not in result.stderr and raw_rows(ranked.db_path) == before
+    assert "Traceback" not in result.stderr and warehouse_checksums(ranked.db_path) == before
 
 
 @pytest.mark.parametrize("problem", ["hang", "spin"])
@@ -188,13 +195,13 @@ def test_a_search_that_takes_longer_than_the_timeout_fails_the_run_and_the_comma
 ) -> None:
     """A search that never returns (blocked, or busy on the CPU) fails the run once --timeout has passed, and the
     command exits: the worker thread it leaves behind does not keep the process alive."""
-    before = raw_rows(ranked.db_path)
+    before = warehouse_checksums(ranked.db_path)
     started = time.monotonic()
     result = rank(ranked, plugin_folder, "--run-id", "steady", "--timeout", "1.5", *params(problem))
     assert time.monotonic() - started < SEARCH_TIMEOUT  # the default timeout never came into it
     message = "question 'q2': the search took longer than the timeout, 1.5 s (--timeout)"
     assert result.returncode == 2 and one_error_line(result.stderr, "rank") == message, result.stderr
-    assert raw_rows(ranked.db_path) == before
+    assert warehouse_checksums(ranked.db_path) == before
 
 
 def test_a_slow_search_within_the_timeout_is_kept_with_its_latency(ranked: Warehouse, plugin_folder: Path) -> None:
@@ -269,11 +276,11 @@ def test_an_id_with_a_line_break_is_not_a_plain_identifier(
     (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 d1 1 1.0 t\n")
     args = [str(tmp_path / "q.txt") if a == "Q" else str(tmp_path / "r.txt") if a == "R" else a for a in args]
-    before = raw_rows(fusable)
+    before = warehouse_checksums(fusable)
     assert main([*args, "--db", str(fusable)]) == 2
     error = one_error_line(capsys.readouterr().err, args[0])
     assert error.startswith(message) and error.endswith("is not a plain identifier (letters, digits, '_', '.', '-')")
-    assert raw_rows(fusable) == before
+    assert warehouse_checksums(fusable) == before
 
 
 def test_a_directory_given_for_a_file_is_named_as_one(
@@ -298,11 +305,11 @@ def test_a_directory_given_for_a_file_is_named_as_one(
         (["--beir", str(beir)], f"{beir / 'qrels' / 'test.tsv'} is a directory, not a file"),
         (["--beir", str(beir_corpus)], f"{beir_corpus / 'corpus.jsonl'} is a directory, not a file"),
     ]
-    before = raw_rows(fusable)
+    before = warehouse_checksums(fusable)
     for args, message in cases:
         assert main(["import", "--collection", "gen", *args, "--db", str(fusable)]) == 2, args
         assert one_error_line(capsys.readouterr().err, "import") == message
-    assert raw_rows(fusable) == before
+    assert warehouse_checksums(fusable) == before
 
 
 @pytest.mark.parametrize(
@@ -322,10 +329,10 @@ def test_a_directory_given_for_a_file_is_named_as_one(
 def test_fusion_parameters_sql_cannot_take_are_refused_in_one_line(
     fusable: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    before = raw_rows(fusable)
+    before = warehouse_checksums(fusable)
     assert main(["fuse", "--collection", "gen", "--runs", "a,b", *args, "--db", str(fusable)]) == 2
     assert one_error_line(capsys.readouterr().err, "fuse") == message
-    assert raw_rows(fusable) == before
+    assert warehouse_checksums(fusable) == before
 
 
 def test_a_large_finite_rrf_k_still_fuses(fusable: Path) -> None:
@@ -435,11 +442,193 @@ def test_errors_after_comment_lines_name_the_files_real_line(
     db = ["--db", str(warehouse.db_path)]
     assert main(["import", "--collection", "tiny", "--qrels", str(tmp_path / "good_qrels.txt"), *db]) == 0
     capsys.readouterr()
-    before = raw_rows(warehouse.db_path)
+    before = warehouse_checksums(warehouse.db_path)
     path = tmp_path / "bad" / f"{kind}.txt"
     path.parent.mkdir()
     path.write_text(IR_METADATA + lines)
     args = ["--run", str(path), "--run-id", "r"] if kind == "run" else ["--qrels", str(path)]
     assert main(["import", "--collection", "tiny", *args, *db]) == 2
     assert one_error_line(capsys.readouterr().err, "import").startswith(f"{tmp_path / 'bad'}/{message}")
-    assert raw_rows(warehouse.db_path) == before
+    assert warehouse_checksums(warehouse.db_path) == before
+
+
+ERROR = "retrieval-metrics import: error: "
+CORPUS = [{"_id": "a", "title": "A", "text": "alpha"}, {"_id": "b", "title": "B", "text": "beta"}]
+QUERIES = [{"_id": "q1", "text": "first?"}, {"_id": "q2", "text": "second?"}]
+BEIR_QRELS = "q1\ta\t1\nq2\tb\t2\n"
+HEADER = "query-id\tcorpus-id\tscore\n"
+
+
+def import_(warehouse: Warehouse, *args: str) -> int:
+    """`retrieval-metrics import ARGS --db WAREHOUSE`, in-process."""
+    return main(["import", *args, "--db", str(warehouse.db_path)])
+
+
+def write_beir(folder: Path, corpus_lines: list[str], query_lines: list[str], qrels: str) -> Path:
+    """A BEIR folder from its files' lines as written (JSON text, so that a bad record can be spelled out)."""
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(line + "\n" for line in corpus_lines))
+    (folder / "queries.jsonl").write_text("".join(line + "\n" for line in query_lines))
+    (folder / "qrels" / "test.tsv").write_text(qrels)
+    return folder
+
+
+def good_beir(folder: Path) -> Path:
+    return write_beir(folder, [json.dumps(d) for d in CORPUS], [json.dumps(q) for q in QUERIES], HEADER + BEIR_QRELS)
+
+
+def assert_refused(
+    warehouse: Warehouse, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """The import refuses with exit 2 and one line `ERROR...message...`, and leaves every raw table as it was."""
+    before = warehouse_checksums(warehouse.db_path)
+    code = import_(warehouse, *args)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith(ERROR) and message in err, err
+    assert warehouse_checksums(warehouse.db_path) == before
+
+
+@pytest.fixture
+def beir_loaded(warehouse: Warehouse, tmp_path: Path) -> Warehouse:
+    """Collection `sci`, imported from a BEIR folder (a corpus of docs a and b), with run r1."""
+    (tmp_path / "r1.txt").write_text("q1 Q0 a 1 2 t\nq1 Q0 b 2 1 t\n")
+    folder = good_beir(tmp_path / "sci")
+    assert import_(warehouse, "--collection", "sci", "--beir", str(folder), "--run", str(tmp_path / "r1.txt"),
+                   "--run-id", "r1") == 0  # fmt: skip
+    return warehouse
+
+
+# --- (D) runs against a collection's corpus ---------------------------------------------------------------------
+
+BAD_RUNS = [
+    ("q1 Q0 a 1 2 t\nq2 Q0 nosuchdoc 1 1 t\n", [], "run.txt:2: doc 'nosuchdoc' is not a document of collection 'sci'"),
+    # the careful read (tabs and spaces mixed) checks the same
+    ("q1\tQ0 a 1 2 t\n\nq2 Q0 b 1 1 t\nq2 Q0 zz 2 0 t\n", [], "run.txt:4: doc 'zz' is not a document of collection"),
+    # a chunk run: its chunks' docs
+    ("q1 Q0 a#0 1 2 t\nq1 Q0 gone#3 2 1 t\n", ["--chunks"], "run.txt:2: doc 'gone' is not a document of collection"),
+]
+
+
+@pytest.mark.parametrize(("content", "extra", "message"), BAD_RUNS, ids=["one pass", "careful read", "chunks"])
+def test_a_run_ranking_a_doc_the_corpus_lacks_is_refused(
+    beir_loaded: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, extra: list[str],
+    message: str,
+) -> None:  # fmt: skip
+    path = tmp_path / "bad" / "run.txt"
+    path.parent.mkdir()
+    path.write_text(content)
+    for run_id in ("r1", "r2"):  # replacing a run, or a new one
+        assert_refused(beir_loaded, capsys, ["--collection", "sci", "--run", str(path), "--run-id", run_id, *extra],
+                       message)  # fmt: skip
+
+
+def test_a_run_imported_with_its_beir_folder_is_checked_against_that_corpus(
+    warehouse: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = good_beir(tmp_path / "sci")
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 2 t\nq1 Q0 c 2 1 t\n")
+    args = ["--collection", "sci", "--beir", str(folder), "--run", str(tmp_path / "run.txt"), "--run-id", "r"]
+    assert_refused(warehouse, capsys, args, "run.txt:2: doc 'c' is not a document of collection 'sci'")
+
+
+def test_a_docent_run_ranking_a_doc_the_seeds_lack_is_refused_before_any_build(
+    warehouse: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Docent's documents are the seed file the next build loads, whether or not a build loaded it yet."""
+    (tmp_path / "run.txt").write_text("rate_limit_status Q0 ratelimits 1 2 t\nrate_limit_status Q0 nosuchdoc 2 1 t\n")
+    args = ["--collection", "docent", "--run", str(tmp_path / "run.txt"), "--run-id", "mine"]
+    assert_refused(warehouse, capsys, args, "run.txt:2: doc 'nosuchdoc' is not a document of collection 'docent'")
+    with pytest.raises(InputError, match="unknown doc id 'nosuchdoc' \\(not a document of 'docent'\\)"):
+        api.write_run("docent", "mine", [("rate_limit_status", "nosuchdoc", 1.0)], database=warehouse.db_path)
+    assert "raw.runs" not in warehouse_checksums(warehouse.db_path)
+
+
+def test_a_new_corpus_that_lacks_a_doc_an_earlier_run_ranks_is_refused(
+    beir_loaded: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    smaller = write_beir(tmp_path / "smaller", [json.dumps(CORPUS[0])], [json.dumps(QUERIES[0])], HEADER + "q1\ta\t1\n")
+    assert_refused(beir_loaded, capsys, ["--collection", "sci", "--beir", str(smaller)],
+                   "corpus.jsonl: no doc 'b', which run 'r1' of collection 'sci' ranks for question 'q1'")  # fmt: skip
+    (tmp_path / "r1-again.txt").write_text("q1 Q0 a 1 2 t\n")  # the run again, in the same command: taken
+    assert import_(beir_loaded, "--collection", "sci", "--beir", str(smaller), "--run", str(tmp_path / "r1-again.txt"),
+                   "--run-id", "r1") == 0  # fmt: skip
+    assert beir_loaded.rows("select doc_id from raw.rankings") == [("a",)]
+
+
+# --- (E) BEIR folders ----------------------------------------------------------------------------------------
+
+CORPUS_LINES = [json.dumps(d) for d in CORPUS]
+QUERY_LINES = [json.dumps(q) for q in QUERIES]
+BAD_FOLDERS = [
+    pytest.param(CORPUS_LINES, QUERY_LINES, HEADER + "q1\ta\t1\nq2\tgone\t1\n",
+                 "test.tsv:3: doc 'gone' is not a document of corpus.jsonl", id="qrels doc not in corpus"),
+    pytest.param([CORPUS_LINES[0], '{"_id": 3, "title": "C", "text": "gamma"}'], QUERY_LINES, HEADER + BEIR_QRELS,
+                 "corpus.jsonl:2: _id 3 must be a string", id="corpus numeric _id"),
+    pytest.param(CORPUS_LINES, ['{"_id": 1, "text": "first?"}', QUERY_LINES[1]], HEADER + BEIR_QRELS,
+                 "queries.jsonl:1: _id 1 must be a string", id="queries numeric _id"),
+    pytest.param(CORPUS_LINES, QUERY_LINES, BEIR_QRELS,
+                 "test.tsv:1: expected the header query-id, corpus-id, score (tab-separated), not 'q1\\ta\\t1'",
+                 id="qrels without header"),
+    pytest.param(CORPUS_LINES, QUERY_LINES, "foo bar baz\n" + BEIR_QRELS,
+                 "test.tsv:1: expected the header query-id, corpus-id, score (tab-separated), not 'foo bar baz'",
+                 id="qrels wrong header"),
+    pytest.param([CORPUS_LINES[0], '{"_id": "b", "title": "B"}'], QUERY_LINES, HEADER + BEIR_QRELS,
+                 "corpus.jsonl:2: doc 'b' has no text", id="corpus line without text"),
+    pytest.param(['{"_id": "a", "title": "A", "text": null}', CORPUS_LINES[1]], QUERY_LINES, HEADER + BEIR_QRELS,
+                 "corpus.jsonl:1: doc 'a' has no text", id="corpus null text"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("corpus", "queries", "qrels", "message"), BAD_FOLDERS)
+@pytest.mark.parametrize("into", ["empty", "loaded"])
+def test_bad_beir_folders_are_refused_and_nothing_changes(
+    warehouse: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str], into: str, corpus: list[str],
+    queries: list[str], qrels: str, message: str,
+) -> None:  # fmt: skip
+    if into == "loaded":  # over a collection already imported, with a run
+        (tmp_path / "r1.txt").write_text("q1 Q0 a 1 2 t\n")
+        assert import_(warehouse, "--collection", "sci", "--beir", str(good_beir(tmp_path / "sci")),
+                       "--run", str(tmp_path / "r1.txt"), "--run-id", "r1") == 0  # fmt: skip
+    folder = write_beir(tmp_path / "bad", corpus, queries, qrels)
+    assert_refused(warehouse, capsys, ["--collection", "sci", "--beir", str(folder)], message)
+
+
+# --- (F) what is accepted, and builds ---------------------------------------------------------------------------------
+
+
+@pytest.mark.dbt
+def test_what_the_door_takes_builds(lesson: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After refusals (a Docent run of a doc the seeds lack, a BEIR folder without its qrels header, a bad
+    setting), each leaving the raw tables and the serving copy as they were, the next good imports are taken: a
+    run of documents nobody listed into a collection without a corpus (TREC qrels and a run), a BEIR
+    collection's and Docent's runs of their own documents; then `import --build` passes every test of the
+    build and publishes them all."""
+    copy = lesson.copy(tmp_path / "lesson")
+    publish(copy.db_path, copy.db_path.with_name("serving.duckdb"))
+    before = warehouse_checksums(copy.db_path)
+    assert "serving.duckdb" in before
+    no_header = write_beir(tmp_path / "no-header", CORPUS_LINES, QUERY_LINES, BEIR_QRELS)
+    assert_refused(copy, capsys, ["--collection", "sci", "--beir", str(no_header)], "test.tsv:1: ")
+    assert copy.cli("build", "--vars", "{n_permutations: 0}").returncode == 2
+    assert warehouse_checksums(copy.db_path) == before
+    (tmp_path / "bad-docent.txt").write_text("rate_limit_status Q0 auth 1 2 t\nrate_limit_status Q0 nosuchdoc 2 1 t\n")
+    assert_refused(copy, capsys, ["--collection", "docent", "--run", str(tmp_path / "bad-docent.txt"),
+                                  "--run-id", "keyword_overlap"],
+                   "bad-docent.txt:2: doc 'nosuchdoc' is not a document of collection 'docent'")  # fmt: skip
+    (tmp_path / "qrels.txt").write_text("1 0 d1 1\n2 0 d2 1\n")
+    (tmp_path / "trec-run.txt").write_text("1 Q0 d1 1 2 t\n1 Q0 never-listed 2 1 t\n2 Q0 other 1 1 t\n")
+    assert import_(copy, "--collection", "trec_only", "--qrels", str(tmp_path / "qrels.txt"),
+                   "--run", str(tmp_path / "trec-run.txt"), "--run-id", "r") == 0  # fmt: skip
+    (tmp_path / "sci-run.txt").write_text("q1 Q0 a 1 2 t\nq2 Q0 b 1 1 t\n")
+    assert import_(copy, "--collection", "sci", "--beir", str(good_beir(tmp_path / "sci")),
+                   "--run", str(tmp_path / "sci-run.txt"), "--run-id", "r") == 0  # fmt: skip
+    (tmp_path / "docent-run.txt").write_text("rate_limit_status Q0 ratelimits 1 2 t\nrate_limit_status Q0 auth 2 1 t\n")
+    assert import_(copy, "--collection", "docent", "--run", str(tmp_path / "docent-run.txt"), "--run-id", "mine",
+                   "--build") == 0  # fmt: skip
+    assert copy.rows("select doc_id from raw.rankings where collection_id = 'trec_only' order by 1") == [
+        ("d1",), ("never-listed",), ("other",)
+    ]
+    assert copy.rows("select count(*) from run_metrics where run_id in ('r', 'mine') and k = 1") == [(3,)]
+    with duckdb.connect(str(copy.db_path.with_name("serving.duckdb")), read_only=True) as served:
+        assert served.execute("select count(*) from run_metrics where run_id in ('r', 'mine') and k = 1"
+                              ).fetchall() == [(3,)]  # fmt: skip
