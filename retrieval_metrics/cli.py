@@ -115,9 +115,10 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
         summary = imported.result()  # the import's InputError, if any, before anything is built
     waited = time.perf_counter() - started
     selection = ["--select", "source:raw+"] if is_built(database) else []
+    build_started = datetime.now(UTC)
     if not dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES]):
-        raise CommandFailed(f"collection {request.collection_id}: {summary}; then dbt build failed; "
-                            f"{shown(serving)} left as it was", 1)  # fmt: skip
+        raise build_failed(database, serving, build_started, "", 1, "import",
+                           f"collection {request.collection_id}: {summary}, committed; then ")  # fmt: skip
     build_seconds = time.perf_counter() - started - waited
     published = publish_serving(database, serving)
     return (f"collection {request.collection_id}: {summary}; import {finished['import']:.1f} s, dbt loaded "
@@ -205,32 +206,32 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
         except duckdb.IOException as exc:
             raise CommandFailed(f"{database_error(database, exc)}; {shown(serving)} left as it was",
                                 built.returncode) from None  # fmt: skip
-        raise build_failed(database, serving, started, built)
+        raise build_failed(database, serving, started, built.stdout, built.returncode)
     return publish_serving(database, serving)
 
 
 def build_failed(
-    database: Path, serving: Path, started: datetime, built: subprocess.CompletedProcess[str]
+    database: Path, serving: Path, started: datetime, output: str, code: int, command: str = "build", done: str = ""
 ) -> CommandFailed:
-    """The failed build in one line, after one line per failed node on stderr (the node, why, the keys of its
-    first offending rows). Exit 2 when the input is at fault (a data test failed, a var was refused), else dbt's."""
+    """The failed build (dbt's `output`, exit `code`) in one line after `done`, after one line per failed node on
+    stderr (the node, why, the keys of its first offending rows). Exit 2 when the input is at fault (a data test
+    failed, a var was refused), else dbt's."""
     from retrieval_metrics.dbt_runner import encountered_error, log_path, node_failures
 
-    code = built.returncode
-    stopped = encountered_error(built.stdout)
+    stopped = encountered_error(output)
     if stopped is not None:  # before any node ran: a var refused by the project's macros, a broken project
-        return CommandFailed(f"dbt build stopped: {stopped}; {shown(serving)} left as it was; dbt's log: "
+        return CommandFailed(f"{done}dbt build stopped: {stopped}; {shown(serving)} left as it was; dbt's log: "
                              f"{shown(log_path())}", 2 if "var " in stopped else code)  # fmt: skip
     failures = node_failures(started, database)
     for failure in failures[:10]:
-        print(f"{PROG} build: {failure.line()}", file=sys.stderr)
+        print(f"{PROG} {command}: {failure.line()}", file=sys.stderr)
     if len(failures) > 10:
-        print(f"{PROG} build: ... and {len(failures) - 10} more", file=sys.stderr)
+        print(f"{PROG} {command}: ... and {len(failures) - 10} more", file=sys.stderr)
     user_error = bool(failures) and all(f.status == "fail" or "var " in f.message for f in failures)
     what = (f"{len(failures)} node{'s' if len(failures) != 1 else ''} failed, the first {failures[0].kind} "
             f"{failures[0].node}" if failures else f"exit {code}")  # fmt: skip
     advice = "; fix the rows or the settings named above and build again" if user_error else ""
-    return CommandFailed(f"dbt build failed ({what}){advice}; {shown(serving)} left as it was; dbt's log: "
+    return CommandFailed(f"{done}dbt build failed ({what}){advice}; {shown(serving)} left as it was; dbt's log: "
                          f"{shown(log_path())}", 2 if user_error else code)  # fmt: skip
 
 

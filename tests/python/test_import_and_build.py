@@ -3,12 +3,13 @@ all-or-nothing import and the same messages as `import` then `build`."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from conftest import Warehouse
+from conftest import Warehouse, copy_project, warehouse_checksums
 
 pytestmark = pytest.mark.dbt
 
@@ -56,14 +57,38 @@ def test_bad_input_builds_nothing(lesson: Warehouse, tmp_path: Path) -> None:
     assert not (warehouse.db_path.parent / "serving.duckdb").exists()
 
 
-def test_a_failed_build_keeps_the_import_and_the_serving_copy(lesson: Warehouse, tmp_path: Path) -> None:
+def test_a_refused_setting_stops_the_import_before_it_starts(lesson: Warehouse, tmp_path: Path) -> None:
     qrels, run = files(tmp_path / "files")
     warehouse = lesson.copy(tmp_path / "warehouse")
+    before = warehouse_checksums(warehouse.db_path)
     result = warehouse.cli("import", "--collection", "tiny", "--qrels", qrels, "--run", run, "--run-id", "r1",
                            "--build", "--vars", "{averaging: sometimes}")  # fmt: skip
-    assert result.returncode == 1
-    last = result.stderr.strip().splitlines()[-1]  # a bad var stops dbt's load, while the import goes on
-    assert last.startswith("retrieval-metrics import: error: dbt could not parse the project: Compilation Error")
-    assert last.endswith("; the import was committed, nothing was built")
-    assert warehouse.rows("select run_id from raw.runs where collection_id = 'tiny'") == [("r1",)]  # as `import`
-    assert not (warehouse.db_path.parent / "serving.duckdb").exists()
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == ("retrieval-metrics import: error: var averaging: 'sometimes' is not one of "
+                             "all_questions, retrieved_only (dbt_project.yml documents each var)\n")  # fmt: skip
+    assert warehouse_checksums(warehouse.db_path) == before
+
+
+def test_a_build_that_fails_after_the_import_names_the_node_and_keeps_the_import(
+    lesson: Warehouse, tmp_path: Path
+) -> None:
+    """A data test that fails (here one added to a copy of the project) is named with its first rows, as under
+    `build`; the import stays committed and the serving copy as it was."""
+    qrels, run = files(tmp_path / "files")
+    project = copy_project(tmp_path / "copy")
+    (project.project_dir / "tests" / "marts" / "no_run_r1.sql").write_text(
+        "select collection_id, run_id, question_id from {{ ref('question_metrics') }} where run_id = 'r1' and k = 1 and question_id = '1'\n"
+    )
+    shutil.copy(lesson.db_path, project.db_path)
+    result = project.cli("import", "--collection", "tiny", "--qrels", qrels, "--run", run, "--run-id", "r1", "--build")
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("retrieval-metrics import: ")]
+    assert lines[0] == ("retrieval-metrics import: test no_run_r1 fail: Got 1 result, configured to fail if != 0; "
+                        "first: collection_id='tiny', run_id='r1', question_id='1'")  # fmt: skip
+    assert lines[1].startswith("retrieval-metrics import: error: collection tiny: 4 judgments for 2 questions; run r1: "
+                               "4 ranked docs, committed; then dbt build failed (1 node failed, the first test "
+                               "no_run_r1); fix the rows or the settings named above and build again; ")  # fmt: skip
+    assert lines[1].endswith(f"serving.duckdb left as it was; dbt's log: {project.cli_target_dir / 'logs' / 'dbt.log'}")
+    assert len(lines) == 2
+    assert project.rows("select run_id from raw.runs where collection_id = 'tiny'") == [("r1",)]  # as `import`
+    assert not (project.db_path.parent / "serving.duckdb").exists()
