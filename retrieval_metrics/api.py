@@ -125,7 +125,7 @@ def build(*dbt_args: str, database: str | Path | None = None, wait: float = DEFA
     """dbt build of the warehouse (with any dbt arguments, e.g. "--select", "source:raw+"), then its serving
     copy; returns the line `retrieval-metrics build` prints. Raises if the build fails. Another writer of the
     database is waited for, up to `wait` seconds."""
-    from retrieval_metrics.cli import build_database
+    from retrieval_metrics.building import build_database
 
     path = database_path(database)
     with queued_writer(path, "build", wait):

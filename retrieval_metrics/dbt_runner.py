@@ -111,12 +111,12 @@ class NodeFailure:
         return f"{self.kind} {self.node} {self.status}: {self.message}{where}"
 
 
-def node_failures(since: datetime, database: Path) -> list[NodeFailure]:
-    """The failed nodes of the dbt run that wrote run_results.json after `since` (none if it did not): each
-    with the first line of its message and, for a data test, the keys of up to three of its failing rows,
-    queried read-only from `database` with the test's compiled SQL."""
+def node_failures(since: datetime, database: Path | None, target: Path | None = None) -> list[NodeFailure]:
+    """The failed nodes of the dbt run that wrote run_results.json (in `target`, else target_path()) after
+    `since` (none if it did not): each with the first line of its message and, for a data test and given the
+    database, the keys of up to three of its failing rows, queried read-only with the test's compiled SQL."""
     try:
-        results = json.loads((target_path() / "run_results.json").read_text())
+        results = json.loads(((target or target_path()) / "run_results.json").read_text())
     except (OSError, ValueError):
         return []
     generated = results.get("metadata", {}).get("generated_at", "")
@@ -131,7 +131,9 @@ def node_failures(since: datetime, database: Path) -> list[NodeFailure]:
             continue
         kind, _, name = (result["unique_id"].split(".") + ["", ""])[:3]  # test.<project>.<name>[.<hash>]
         message = " ".join((result.get("message") or "").split())[:300]
-        examples = failing_rows(database, result.get("compiled_code") or "") if kind == "test" else []
+        examples = []
+        if kind == "test" and database is not None:
+            examples = failing_rows(database, result.get("compiled_code") or "")
         failures.append(NodeFailure(name, kind, result["status"], message, examples))
     return failures
 

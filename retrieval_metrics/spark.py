@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,11 +86,22 @@ def marts_directory(directory: Path) -> Path:
     return directory / "warehouse" / "main.db"
 
 
-def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:
+@dataclass(frozen=True)
+class SparkBuild:
+    """What `run_on_spark` did: the raw tables it published (a line), dbt's exit code, where dbt wrote its results,
+    when it started, and where the marts are."""
+
+    published: str
+    code: int
+    target_path: Path
+    started: datetime.datetime
+    marts: Path
+
+
+def run_on_spark(database: Path, dbt_args: Sequence[str]) -> SparkBuild:
     """`retrieval-metrics build --target spark`: publish the database's raw tables as Parquet (publish_raw), then
     run dbt build on the Spark target in a child process (`main`), which declares them as raw.<table>. A failed
     build leaves the marts of the last good one (dbt replaces a table only once its new rows are computed)."""
-    from retrieval_metrics.cli import CommandFailed
     from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, dbt_command, project_dir
 
     if not database.exists():
@@ -103,10 +115,9 @@ def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:
            "DBT_TARGET_PATH": str(target_path)}  # fmt: skip
     _, *arguments = dbt_command(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args])  # dbt's, without its executable
     command = [sys.executable, "-m", "retrieval_metrics.spark", *arguments]
+    started = datetime.datetime.now(datetime.UTC)
     code = subprocess.run(command, env=env, cwd=directory, check=False).returncode
-    if code != 0:
-        raise CommandFailed(f"{published}; then dbt build on Spark failed (exit {code})", code)
-    return f"{published}; built on Spark: the marts are Parquet tables in {shown(marts_directory(directory))}"
+    return SparkBuild(published, code, target_path, started, marts_directory(directory))
 
 
 class SessionPythonJobHelper:

@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 
 REPO_ROOT = Path(__file__).resolve().parents[1]  # the dbt project this package drives
+PROG = "retrieval-metrics"  # the command, as its lines name it
 IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SEEDED_COLLECTION = "docent"  # its documents, questions and judgments are the dbt seeds, never imported
 
@@ -94,6 +95,14 @@ create table if not exists raw.qrels (
 
 class InputError(Exception):
     """Bad input or arguments: the message is one line that names what is at fault."""
+
+
+class CommandFailed(Exception):
+    """A step the command ran (dbt, the benchmark) failed: one line, and that step's exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def database_path(override: str | os.PathLike[str] | None = None) -> Path:

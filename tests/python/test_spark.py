@@ -125,8 +125,9 @@ def test_the_gate_fails_on_spark_as_on_duckdb_with_the_same_rows(built: tuple[Wa
     failures = {}
     for engine, warehouse in (("duckdb", copy), ("spark", built)):
         result = warehouse.cli("build", *gated, *(["--target", "spark"] if engine == "spark" else []))
-        # DuckDB: a failed data test is the data's fault, exit 2 with the failing rows named; Spark: dbt's code
-        assert result.returncode == (2 if engine == "duckdb" else 1), f"{engine}: {result.stderr[-2000:]}"
+        # a failed data test is the data's fault: exit 2 and the test named (with its first rows on DuckDB)
+        assert result.returncode == 2, f"{engine}: {result.stderr[-2000:]}"
+        assert "retrieval-metrics build: test no_regression_vs_baseline_" in result.stderr, result.stderr
         with duckdb.connect() as con:
             if engine == "duckdb":
                 con.execute(f"attach {sql_literal(copy.db_path)} as duck (read_only)")

@@ -1,0 +1,167 @@
+"""The build as a service: `import --build` in one process, `build` in a dbt child process, and the serving copy
+published after each good build. The command line (cli.py), the notebook API (api.py) and Spark builds call
+these; each failure is a CommandFailed or an InputError carrying the one line the command prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from retrieval_metrics.settings import check_vars
+from retrieval_metrics.warehouse import PROG, CommandFailed, InputError, database_error, serving_path, shown
+
+if TYPE_CHECKING:
+    from retrieval_metrics.importing import ImportRequest
+
+
+def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars: str | None = None) -> str:
+    """`import` then `build`, in this process: dbt is loaded (imported, the project parsed) on this thread
+    while the import reads the file on another; then dbt builds what depends on the raw tables, without the
+    tests of what the import guarantees. The import commits first, as `import` alone does; a failed build
+    leaves it, and the serving copy, as they were, as `build` alone does."""
+    import multiprocessing  # noqa: F401 - imported here, before the threads: dbt's load and the import both use it,
+    import time  # and two threads importing it at once can see it half-initialized (seen once in CI: exit 1)
+    from concurrent.futures import ThreadPoolExecutor
+
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, IMPORT_GUARANTEES, DbtFailed, InProcessDbt
+    from retrieval_metrics.importing import import_collection
+
+    request.check()
+    database, serving = build_paths(database)
+    settings = ["--vars", dbt_vars] if dbt_vars else []
+    check_vars(None, settings)  # the runs named may be the one being imported: not looked up
+    dbt = InProcessDbt(database)
+    started = time.perf_counter()
+    finished: dict[str, float] = {}
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        imported = pool.submit(import_collection, database, request, desc)
+        imported.add_done_callback(lambda _: finished.setdefault("import", time.perf_counter() - started))
+        try:
+            dbt.load(settings)
+        except DbtFailed as exc:
+            imported.result()  # the import's own error first, if it has one
+            raise CommandFailed(f"{exc}; the import was committed, nothing was built", 1) from None
+        loaded = time.perf_counter() - started
+        summary = imported.result()  # the import's InputError, if any, before anything is built
+    waited = time.perf_counter() - started
+    selection = ["--select", "source:raw+"] if is_built(database) else []
+    build_started = datetime.now(UTC)
+    if not dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES]):
+        raise build_failed(build_started, "", 1, f"{shown(serving)} left as it was", database, command="import",
+                           done=f"collection {request.collection_id}: {summary}, committed; then ")  # fmt: skip
+    build_seconds = time.perf_counter() - started - waited
+    published = publish_serving(database, serving)
+    return (f"collection {request.collection_id}: {summary}; import {finished['import']:.1f} s, dbt loaded "
+            f"alongside in {loaded:.1f} s, then built in {build_seconds:.1f} s; {published}")  # fmt: skip
+
+
+def is_built(database: Path) -> bool:
+    """Whether every mart exists: a build of what depends on the raw tables is then enough."""
+    from retrieval_metrics.warehouse import MARTS, connect
+
+    with connect(database, read_only=True) as con:
+        present = {name for (name,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}  # fmt: skip
+    return set(MARTS) <= present
+
+
+def build_paths(database: Path) -> tuple[Path, Path]:
+    """The build database and its serving copy, absolute; InputError if they are the same file."""
+    database = database.absolute()
+    serving = serving_path(database).absolute()
+    if serving == database:
+        raise InputError(f"the serving copy and the build database are the same file {shown(database)}: "
+                         "set RETRIEVAL_SERVING_DB to another path")  # fmt: skip
+    return database, serving
+
+
+def check_unlocked(database: Path) -> None:
+    from retrieval_metrics.serving import check_unlocked as open_and_close
+
+    open_and_close(database)
+
+
+def publish_serving(database: Path, serving: Path) -> str:
+    """Publish the serving copy of a database just built; one line saying so."""
+    from retrieval_metrics.serving import publish, storage_version
+
+    try:
+        size = publish(database, serving, storage_version())
+    except duckdb.IOException:
+        raise
+    except (OSError, RuntimeError, duckdb.Error) as exc:
+        raise InputError(f"could not publish {shown(serving)}: {str(exc).splitlines()[0]}; it was left as it was")
+    return (f"published {shown(serving)} ({size / 2**20:.1f} MiB), the tables of {shown(database)}; "
+            "BI tools and notebooks read it read-only")  # fmt: skip
+
+
+def build_database(database: Path, dbt_args: Sequence[str]) -> str:
+    """dbt build on the database, then publish its serving copy; one line saying so, or CommandFailed. With
+    `--target spark`, the build runs on Spark instead, from the database's raw tables (retrieval_metrics.spark)."""
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, run_dbt, target_of
+
+    if target_of(dbt_args) == "spark":
+        return build_on_spark(database.absolute(), dbt_args)
+    database, serving = build_paths(database)
+    check_vars(database, dbt_args)
+    started = datetime.now(UTC)
+    built = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args], database, tee=True)
+    if built.returncode != 0:
+        kept = f"{shown(serving)} left as it was"
+        try:
+            check_unlocked(database)  # a reader that opened the file while dbt ran: say so in one line
+        except duckdb.IOException as exc:
+            raise CommandFailed(f"{database_error(database, exc)}; {kept}", built.returncode) from None
+        raise build_failed(started, built.stdout, built.returncode, kept, database)
+    return publish_serving(database, serving)
+
+
+def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:
+    """The build on Spark, from the database's raw tables (retrieval_metrics.spark); its failed nodes are named as
+    on DuckDB, without their rows (they are in Spark's tables)."""
+    from retrieval_metrics.spark import run_on_spark
+
+    check_vars(database, dbt_args)
+    built = run_on_spark(database, dbt_args)
+    if built.code != 0:
+        raise build_failed(built.started, "", built.code, "the marts of the last good Spark build kept",
+                           target_path=built.target_path, done=f"{built.published}; then on Spark: ")  # fmt: skip
+    return f"{built.published}; built on Spark: the marts are Parquet tables in {shown(built.marts)}"
+
+
+def build_failed(
+    started: datetime,
+    output: str,
+    code: int,
+    kept: str,
+    database: Path | None = None,
+    *,
+    target_path: Path | None = None,
+    command: str = "build",
+    done: str = "",
+) -> CommandFailed:
+    """The failed build (dbt's `output`, exit `code`) in one line after `done`, saying what was `kept`, after one
+    line per failed node on stderr (the node, why and, given the database, the keys of its first offending rows).
+    Exit 2 when the input is at fault (a data test failed, a var was refused), else dbt's."""
+    from retrieval_metrics.dbt_runner import encountered_error, log_path, node_failures
+
+    log = f"dbt's log: {shown(log_path())}"
+    stopped = encountered_error(output)
+    if stopped is not None:  # before any node ran: a var refused by the project's macros, a broken project
+        return CommandFailed(f"{done}dbt build stopped: {stopped}; {kept}; {log}", 2 if "var " in stopped else code)
+    failures = node_failures(started, database, target_path)
+    for failure in failures[:10]:
+        print(f"{PROG} {command}: {failure.line()}", file=sys.stderr)
+    if len(failures) > 10:
+        print(f"{PROG} {command}: ... and {len(failures) - 10} more", file=sys.stderr)
+    user_error = bool(failures) and all(f.status == "fail" or "var " in f.message for f in failures)
+    what = (f"{len(failures)} node{'s' if len(failures) != 1 else ''} failed, the first {failures[0].kind} "
+            f"{failures[0].node}" if failures else f"exit {code}")  # fmt: skip
+    advice = "; fix the rows or the settings named above and build again" if user_error else ""
+    return CommandFailed(f"{done}dbt build failed ({what}){advice}; {kept}; {log}", 2 if user_error else code)
