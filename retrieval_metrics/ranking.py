@@ -1,19 +1,15 @@
 """Rank a collection's questions with the built-in retrievers, or with a plug-in (plugins), one run each.
 
-The documents and questions come from the warehouse (intermediate.int_documents_unioned and
-int_questions_unioned), so every collection is read the same way: the seeded Docent set or an imported one.
-Before reading, a small dbt build (selector `collection_inputs`) loads the seeds and those views and runs the
-seeds' own tests, so an edited seed file is what gets ranked and a bad one stops here. That build is skipped
-when the warehouse already holds them as the project's files stand now (the same fingerprint of its seeds,
-models, macros and settings as at the last load, raw.collection_inputs_loads). Each run's full
-ranking of every document goes to raw.rankings and one row to raw.runs, replacing that run only, in one
-transaction per run. A dense run also caches the document embeddings in raw.doc_embeddings in that same
-transaction, and reuses them while a document's title and text are unchanged.
+The documents and questions are read as the next build will see them, without dbt (retrieval_metrics.collections):
+Docent's from its seed files, an imported collection's from the raw tables, so an edited seed file is what gets
+ranked and a seed with a missing or repeated id stops here. Each run's full ranking of every document goes to
+raw.rankings and one row to raw.runs, replacing that run only, in one transaction per run. A dense run also
+caches the document embeddings in raw.doc_embeddings in that same transaction, and reuses them while a
+document's title and text are unchanged.
 """
 
 from __future__ import annotations
 
-import hashlib
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +18,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from retrieval_metrics.dbt_runner import first_failure, project_dir, run_dbt
+from retrieval_metrics.collections import read_collection as collection_inputs
 from retrieval_metrics.plugins import SEARCH_TIMEOUT, PluginRun, check_timeout, is_plugin, run_plugin
 from retrieval_metrics.progress import progress
 from retrieval_metrics.raw_tables import Ranking, Run, cached_doc_embeddings, replace_run, store_doc_embeddings
@@ -40,9 +36,6 @@ from retrieval_metrics.retrievers import (
     load_dense_encoder,
 )
 from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
-
-COLLECTION_INPUTS = "collection_inputs"  # the dbt selector (selectors.yml) of what the ranking reads
-
 
 @dataclass(frozen=True)
 class RankRequest:
@@ -82,76 +75,10 @@ class RankRequest:
         return self.run_id or retriever.rpartition(":")[2].rpartition(".")[2]
 
 
-PROJECT_INPUTS = ("dbt_project.yml", "selectors.yml", "seeds", "models", "macros")  # what the load depends on
-LOADED_VIEWS = ("int_documents_unioned", "int_questions_unioned")
-
-
-def project_fingerprint(project: Path) -> str:
-    """sha256 over the names and contents of the project files the `collection_inputs` build reads."""
-    digest = hashlib.sha256()
-    for name in PROJECT_INPUTS:
-        top = project / name
-        for path in sorted([top] if top.is_file() else top.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def load_collection_inputs(database: Path) -> None:
-    """dbt build of the `collection_inputs` selector, unless the warehouse already holds it as the project's
-    files stand now; InputError naming the failed node if it fails."""
-    fingerprint = project_fingerprint(project_dir())
-    with connect(database) as con, transaction(con):  # the raw schema, which dbt's sources need, is there after
-        (loaded,) = con.execute(
-            "select count(*) filter (where project_fingerprint = ?) from raw.collection_inputs_loads", [fingerprint]
-        ).fetchone()
-        (views,) = con.execute(
-            "select count(*) from information_schema.tables where table_schema = 'intermediate' "
-            "and table_name in (select unnest(?::varchar[]))",
-            [list(LOADED_VIEWS)],
-        ).fetchone()
-    if loaded and views == len(LOADED_VIEWS):
-        return
-    built = run_dbt(["build", "--selector", COLLECTION_INPUTS, "--quiet"], database, capture=True)
-    if built.returncode != 0:
-        raise InputError(
-            f"the collection's documents and questions did not load (dbt build --selector {COLLECTION_INPUTS}): "
-            f"{first_failure(built.stdout + built.stderr)}"
-        )
-    with connect(database) as con, transaction(con):
-        con.execute("delete from raw.collection_inputs_loads")
-        con.execute(
-            "insert into raw.collection_inputs_loads (project_fingerprint, loaded_at) "
-            "values (?, cast(now() at time zone 'UTC' as timestamp))",
-            [fingerprint],
-        )
-
-
 def read_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple[list[Document], list[tuple[str, str]]]:
     """The collection's documents (in doc_position order: the order ties keep) and (question_id, question)."""
-    documents = [
-        Document(doc_id, title or "", text or "")
-        for doc_id, title, text in con.execute(
-            "select doc_id, title, doc_text from intermediate.int_documents_unioned "
-            "where collection_id = ? order by doc_position",
-            [collection_id],
-        ).fetchall()
-    ]
-    questions = [
-        (question_id, text or "")
-        for question_id, text in con.execute(
-            "select question_id, question_text from intermediate.int_questions_unioned "
-            "where collection_id = ? order by question_id",
-            [collection_id],
-        ).fetchall()
-    ]
-    if not documents or not questions:
-        missing = "documents" if not documents else "questions"
-        raise InputError(
-            f"collection {collection_id!r} has no {missing} in the warehouse (intermediate.int_{missing}_unioned): "
-            "a collection gets them from its seeds (docent) or from `retrieval-metrics import --beir`"
-        )
-    return documents, questions
+    documents, questions = collection_inputs(con, collection_id)
+    return [Document(*document) for document in documents], questions
 
 
 def to_ranking(question_ids: Sequence[str], rankings: Sequence[list[ScoredDoc]]) -> Ranking:
@@ -240,7 +167,6 @@ def rank_collection(database: Path, request: RankRequest, say: Callable[[str], N
                 raise InputError(f"the dense retriever needs its packages: run `make install-dense` ({exc})") from None
             say(f"skipped dense: its packages are not installed ({exc}); `make install-dense` adds them")
             names.remove(DENSE)
-    load_collection_inputs(database)  # a database another process holds fails here, before dbt runs
     collection_id, top_k = request.collection_id, request.top_k
     kept = {"top_k": top_k} if top_k is not None else {}
     with connect(database) as con:

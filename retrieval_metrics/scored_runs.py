@@ -24,9 +24,9 @@ from typing import Any
 import duckdb
 
 from retrieval_metrics import trec
-from retrieval_metrics.dbt_runner import project_dir
+from retrieval_metrics.collections import documents_sql
 from retrieval_metrics.raw_tables import Run, replace_run
-from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, sql_literal
+from retrieval_metrics.warehouse import InputError
 
 # Rows given as Python lists (plug-ins, the API): the parameters are the lists, one per column
 SCORED_COLUMNS = (
@@ -52,25 +52,10 @@ def collection_doc_ids(con: duckdb.DuckDBPyConnection, collection_id: str) -> st
     """The query of the collection's doc ids (column doc_id) if it has documents, else None: a collection
     without a corpus (TREC qrels and runs only) ranks documents nobody listed, and the build's test of rankings
     against documents (composite_relationships within collection_id) leaves it out too. Docent's documents are
-    the seed file the next build loads (else, without the project's files, the seeds last loaded); an imported
-    collection's are raw.documents, as this transaction sees them."""
-    if collection_id == SEEDED_COLLECTION:
-        seed = project_dir() / "seeds" / "docs.csv"
-        if seed.is_file():
-            return f"select doc_id from read_csv({sql_literal(seed)}, header = true, all_varchar = true)"
-        (views,) = first(
-            con,
-            "select count(*) from information_schema.tables "
-            "where table_schema = 'intermediate' and table_name = 'int_documents_unioned'",
-        ) or (0,)
-        query = (
-            "select doc_id from intermediate.int_documents_unioned "
-            f"where collection_id = {sql_literal(collection_id)}"
-        )
-        return query if views and first(con, f"{query} limit 1") else None
-    if first(con, "select 1 from raw.documents where collection_id = ? limit 1", [collection_id]):
-        return f"select doc_id from raw.documents where collection_id = {sql_literal(collection_id)}"
-    return None
+    the seed file the next build loads; an imported collection's are raw.documents, as this transaction sees
+    them (retrieval_metrics.collections)."""
+    query = f"select doc_id from ({documents_sql(collection_id)})"
+    return query if first(con, f"{query} limit 1") else None
 
 
 def check_rows(con: duckdb.DuckDBPyConnection, what: str = "doc") -> None:

@@ -68,11 +68,6 @@ create table if not exists raw.doc_embeddings (
     text_sha256 varchar not null,
     embedding float[] not null
 );
--- what `retrieval-metrics rank` last loaded its collections' documents and questions from (ranking.py)
-create table if not exists raw.collection_inputs_loads (
-    project_fingerprint varchar not null,
-    loaded_at timestamp not null
-);
 create table if not exists raw.documents (
     collection_id varchar not null,
     doc_id varchar not null,

@@ -336,7 +336,7 @@ IMPORT_LINE = re.compile(
     r" then built in (?P<build>\d+(?:\.\d+)?) s"
 )
 PUBLISHED = re.compile(r"; published .* \((?P<mib>\d+(?:\.\d+)?) MiB\)")
-PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "selectors.yml", "packages.yml", "models", "macros", "seeds",
+PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "packages.yml", "models", "macros", "seeds",
                  "tests", "retrieval_metrics")  # fmt: skip
 
 

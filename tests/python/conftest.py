@@ -27,7 +27,7 @@ from dbt.cli.main import dbtRunner, dbtRunnerResult
 from retrieval_metrics import trec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "selectors.yml", "models", "macros", "seeds", "tests/generic",
+PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/generic",
                  "tests/marts"]  # fmt: skip
 
 

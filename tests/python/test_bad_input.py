@@ -8,8 +8,8 @@ them; (D) runs ranking docs their collection's corpus lacks; (E) BEIR folders a 
 refusals, the next good imports and the build succeed. Settings (--vars) and failed builds are in
 test_build_failures.py, removal in test_remove.py.
 
-Without dbt but in (F): `rank` reads the collection from a warehouse that holds it as the `collection_inputs`
-build leaves it (see `ranked`), the other commands run in-process (cli.main).
+Without dbt but in (F): `rank` reads the collection from raw tables written by the test (see `ranked`), the other
+commands run in-process (cli.main).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from conftest import Warehouse, copy_project, run_cli, warehouse_checksums
 from retrieval_metrics import api
 from retrieval_metrics.cli import main, parser
 from retrieval_metrics.plugins import SEARCH_TIMEOUT, run_plugin
-from retrieval_metrics.ranking import project_fingerprint
 from retrieval_metrics.retrievers import Document
 from retrieval_metrics.serving import publish
 from retrieval_metrics.warehouse import InputError, connect, transaction
@@ -129,21 +128,11 @@ def plugin_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def ranked(plugin_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
     """A warehouse (on a private copy of the project) that holds collection mini's documents and questions where
-    `rank` reads them (intermediate.int_documents_unioned, int_questions_unioned) and the record that they were
-    loaded from the project as its files stand (raw.collection_inputs_loads), so that `rank` runs no dbt; then
-    run `steady` of it, by the plug-in behaving."""
+    `rank` reads them (raw.documents, raw.questions); then run `steady` of it, by the plug-in behaving."""
     warehouse = copy_project(tmp_path_factory.mktemp("ranked"))
     with connect(warehouse.db_path) as con, transaction(con):
-        con.execute("create schema intermediate")
-        con.execute("create table intermediate.int_documents_unioned (collection_id varchar, doc_id varchar, "
-                    "title varchar, doc_text varchar, doc_position integer)")  # fmt: skip
-        con.executemany("insert into intermediate.int_documents_unioned values ('mini', ?, ?, ?, ?)",
-                        [[*doc, position] for position, doc in enumerate(DOCS, 1)])  # fmt: skip
-        con.execute("create table intermediate.int_questions_unioned "
-                    "(collection_id varchar, question_id varchar, question_text varchar)")  # fmt: skip
-        con.executemany("insert into intermediate.int_questions_unioned values ('mini', ?, ?)", QUESTIONS)
-        con.execute("insert into raw.collection_inputs_loads values (?, now()::timestamp)",
-                    [project_fingerprint(warehouse.project_dir)])  # fmt: skip
+        con.executemany("insert into raw.documents values ('mini', ?, ?, ?)", DOCS)
+        con.executemany("insert into raw.questions values ('mini', ?, ?)", QUESTIONS)
     result = rank(warehouse, plugin_folder, "--run-id", "steady")
     assert result.returncode == 0 and "wrote run mini/steady: 6 ranked docs for 3 questions" in result.stdout, result
     return warehouse
