@@ -81,8 +81,10 @@ report: install
 	$(CLI) report --out report
 
 # Side-by-side benchmark (10M run lines, 3 interleaved rounds) against pytrec_eval, ranx and plain DuckDB SQL; see README.
+# Then the interactive commands (a no-op build, the notebook loop, rank) against dbt's floor: benchmarks/interactive.md
 bench: install-bench
 	$(CLI) bench --rounds 3 --markdown benchmarks/10m.md
+	$(BIN)/python scripts/benchmark_interactive.py --rounds 5 --markdown benchmarks/interactive.md
 
 # DuckDB and Spark building the same mid-size collection, Spark's start-up included (docs/spark.md)
 bench-engines: install-spark
