@@ -60,6 +60,7 @@ def write_run(
     *,
     retriever: str = "python",
     parameters: Mapping[str, object] | None = None,
+    ir_metadata: Mapping[str, object] | None = None,
     chunk_rule: str | None = None,
     top_k: int | None = None,
     database: str | Path | None = None,
@@ -68,10 +69,11 @@ def write_run(
     """Write (or replace) run `run_id` of a collection from scored rows; returns the ranking rows written.
 
     With `chunk_rule` ("maxp" or "sump") the doc ids are chunk ids, `doc#chunk`; with `top_k`, each question
-    keeps its first N docs. `retriever` and `parameters` are recorded in raw.runs. A fourth value (or a
+    keeps its first N docs. `retriever` and `parameters` are recorded in raw.runs, and so is `ir_metadata` (the
+    run's ir_metadata, as a run file's block would give it; as JSON, a date as its ISO text). A fourth value (or a
     `latency_ms` column) is the time the question's search took, one per question, in milliseconds. Another
     writer of the database (an import, a build) is waited for, up to `wait` seconds."""
-    run = Run(collection_id, run_id, retriever, dict(parameters or {}))
+    run = Run(collection_id, run_id, retriever, dict(parameters or {}), ir_metadata)
     path = database_path(database)
     with queued_writer(path, f"write_run {run_id}", wait), open_database(path, config={"memory_limit": memory_limit()}) as con:
         if isinstance(rows, duckdb.DuckDBPyRelation):

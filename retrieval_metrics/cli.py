@@ -245,11 +245,12 @@ def parser() -> Parser:
 
     importing = command("import", import_, "import TREC qrels, a BEIR folder and/or a TREC run into a collection")
     importing.add_argument("--collection", required=True, help="collection name (a plain identifier)")
-    importing.add_argument("--qrels", type=Path, help="TREC qrels file: qid iter docno rel")
+    importing.add_argument("--qrels", type=Path, help="TREC qrels file: qid iter docno rel (- reads standard input)")
     importing.add_argument("--beir", type=Path, help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
     importing.add_argument("--split", default="test", help="BEIR qrels split (default: test)")
-    importing.add_argument("--run", type=Path, help="TREC run file: qid Q0 docno rank score tag")
-    importing.add_argument("--run-id", help="run id for --run (a plain identifier)")
+    importing.add_argument("--run", type=Path, help="TREC run file: qid Q0 docno rank score tag (- reads standard "
+                           "input); an ir_metadata block at its top is kept as the run's metadata")
+    importing.add_argument("--run-id", help="run id for --run, required with it (a plain identifier)")
     importing.add_argument("--chunks", nargs="?", const="maxp", choices=["maxp", "sump"],
                            help="the run's ids are chunks (doc#chunk): a doc scores its best chunk's score (maxp, "
                            "the default) or their sum (sump)")

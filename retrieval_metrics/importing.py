@@ -10,10 +10,22 @@ shows each stage's rows and rows/s on stderr.
 Nothing imported can fail a later build's tests: where the collection has a corpus (Docent's seeds, or an
 imported BEIR corpus) a run may rank only its documents, checked after the writes, in the same transaction
 (check_ranked_docs), as the build's test of rankings against documents checks them.
+
+A run's ir_metadata block (the `# ir_metadata.start` ... `# ir_metadata.end` comment lines at its top) is kept,
+as JSON, in raw.runs.ir_metadata; a run without one gets null. `-` as the run or the qrels (not both) reads it
+from standard input: copied to a temporary file beside the database first (DuckDB reads files), removed after,
+and named `<stdin>` in every error.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +56,7 @@ class ImportRequest:
     run: Path | None = None
     run_id: str | None = None
     chunk_rule: str | None = None  # the run's ids are chunks (doc#chunk): how a doc scores from them
+    stdin: Path | None = None  # the temporary file that holds what `-` read from standard input (import_collection)
 
     def check(self) -> None:
         """InputError for a request that cannot be carried out (a file missing, or a directory), before anything
@@ -62,13 +75,46 @@ class ImportRequest:
         if self.chunk_rule is not None and not self.run:
             raise InputError("--chunks goes with --run: it says how the run's chunks score their documents")
         check_chunk_rule(self.chunk_rule)
+        if self.qrels == STDIN_ARG and self.run == STDIN_ARG:
+            raise InputError("--qrels - and --run - both read standard input: give one of them as a file")
+        if self.beir == STDIN_ARG:
+            raise InputError("--beir names a folder; - (standard input) is for --qrels or --run")
         for path in (self.qrels, self.run):
-            if path is not None:
+            if path is not None and path != STDIN_ARG:
                 trec.check_file(path)
         if self.beir is not None:  # a missing part is parse_beir's to name, with what a BEIR folder holds
             for part in (*(self.beir / name for name, *_ in beir.JSON_FILES), beir.qrels_file(self.beir, self.split)):
                 if part.is_dir():
                     raise InputError(f"{part} is a directory, not a file")
+
+
+STDIN_ARG = Path("-")  # --run - or --qrels -: the file is read from standard input
+STDIN = "<stdin>"  # how errors name it
+
+
+@contextmanager
+def reading_stdin(request: ImportRequest, database: Path) -> Iterator[ImportRequest]:
+    """The request with `-` (its run or its qrels) replaced by a temporary file holding standard input, beside the
+    database (a run may be large; the system's temporary folder if that one cannot be written), removed after.
+    Every InputError names that file `<stdin>`. A request without `-` is given back as it is."""
+    which = "run" if request.run == STDIN_ARG else "qrels" if request.qrels == STDIN_ARG else None
+    if which is None:
+        yield request
+        return
+    try:
+        fd, name = tempfile.mkstemp(prefix=".import-stdin-", suffix=".txt", dir=database.parent)
+    except OSError:
+        fd, name = tempfile.mkstemp(prefix="import-stdin-", suffix=".txt")
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as spool:
+            shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
+        try:
+            yield dataclasses.replace(request, **{which: path}, stdin=path)
+        except InputError as exc:
+            raise InputError(str(exc).replace(str(path), STDIN)) from None
+    finally:
+        path.unlink(missing_ok=True)
 
 
 class CarefulReadNeeded(Exception):
@@ -78,6 +124,12 @@ class CarefulReadNeeded(Exception):
 def import_collection(database: Path, request: ImportRequest, desc: str = "import") -> str:
     """Carry out the request in one transaction; returns the one-line summary of what was written."""
     request.check()
+    with reading_stdin(request, database) as files:
+        return import_files(database, files, desc)
+
+
+def import_files(database: Path, request: ImportRequest, desc: str) -> str:
+    """import_collection's work, once standard input (`-`) is a file too."""
     stage_names = ["parse", "check", *(["rank"] if request.run else []), "write"]
     with connect(database, config={"memory_limit": memory_limit()}) as con, Stages(stage_names, desc) as stages:
         # Judgments are parsed and checked into temp tables first (a failed read may abort a transaction).
@@ -128,7 +180,9 @@ def write(
         # one_pass_run checks that the file is there
         rows = trec.one_pass_run(con, request.run) if careful_rows is None else careful_rows
         tag = trec.run_tag(request.run)
-        run = Run(collection_id, request.run_id, tag, {"format": "trec", "source": request.run.name, "tag": tag})
+        source = STDIN if request.run == request.stdin else request.run.name
+        parameters = {"format": "trec", "source": source, "tag": tag}
+        run = Run(collection_id, request.run_id, tag, parameters, trec.run_metadata(request.run))
         try:
             if request.chunk_rule:  # the chunks as given go to raw.chunk_rankings, their docs to raw.rankings
                 n_rows = write_scored_run(con, run, rows, chunk_rule=request.chunk_rule, check_docs=False)

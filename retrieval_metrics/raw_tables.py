@@ -8,6 +8,7 @@ lists), never row by row from Python.
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,12 +20,34 @@ from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_ide
 
 @dataclass(frozen=True)
 class Run:
-    """What raw.runs records of a run: its key, the retriever (or the run file's tag) and its parameters."""
+    """What raw.runs records of a run: its key, the retriever (or the run file's tag) and its parameters, and
+    its ir_metadata (the run file's block, or the API's mapping; None: the run has none)."""
 
     collection_id: str
     run_id: str
     retriever: str
     parameters: Mapping[str, object] = field(default_factory=dict)
+    ir_metadata: Mapping[str, object] | None = None
+
+
+# raw.runs.ir_metadata, added to a warehouse when it first gets a run with metadata: a warehouse without it builds
+# as before (stg_raw__runs reads null), and so do inserts that name no such column
+IR_METADATA_COLUMN = "alter table raw.runs add column if not exists ir_metadata varchar"
+
+
+def json_value(value: object) -> object:
+    """json.dumps's fallback for what YAML reads and JSON has not got: a date or time as its ISO text."""
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    raise TypeError(f"{type(value).__name__} {value!r} is not JSON")
+
+
+def metadata_json(metadata: Mapping[str, object]) -> str:
+    """A run's ir_metadata as the JSON text raw.runs keeps (keys in their order); TypeError or ValueError for what
+    JSON cannot hold (a NaN, a key that is not text or a number)."""
+    return json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, default=json_value)
 
 
 @dataclass(frozen=True)
@@ -58,6 +81,13 @@ def replace_run(con: duckdb.DuckDBPyConnection, run: Run, rows: str, params: Seq
     """
     check_identifier("collection", run.collection_id)
     check_identifier("run id", run.run_id)
+    metadata: list[object] = []
+    if run.ir_metadata is not None:
+        try:
+            metadata = [metadata_json(run.ir_metadata)]
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"run {run.run_id!r}: its ir_metadata cannot be stored as JSON: {exc}") from None
+        con.execute(IR_METADATA_COLUMN)
     key = [run.collection_id, run.run_id]
     for table in ("rankings", "runs", "question_latencies", "chunk_rankings"):
         con.execute(f"delete from raw.{table} where collection_id = ? and run_id = ?", key)
@@ -69,11 +99,13 @@ def replace_run(con: duckdb.DuckDBPyConnection, run: Run, rows: str, params: Seq
         [*key, *params],
     ).fetchone()
     con.execute(
-        """
-        insert into raw.runs (collection_id, run_id, retriever, parameters, created_at, run_version)
-        values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp), cast(gen_random_uuid() as varchar))
+        f"""
+        insert into raw.runs (collection_id, run_id, retriever, parameters, created_at, run_version
+            {", ir_metadata" if metadata else ""})
+        values (?, ?, ?, ?, cast(now() at time zone 'UTC' as timestamp), cast(gen_random_uuid() as varchar)
+            {", ?" if metadata else ""})
         """,
-        [*key, run.retriever, json.dumps(dict(run.parameters), sort_keys=True)],
+        [*key, run.retriever, json.dumps(dict(run.parameters), sort_keys=True), *metadata],
     )
     return int(written[0]) if written else 0
 

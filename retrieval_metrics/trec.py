@@ -15,9 +15,11 @@ we refuse instead: a score that is not a number as a whole ("high", "1.5x", "0x1
 is NaN (trec_eval's sort has no order for it), and a grade that is not a plain 32-bit integer ("1.5", "1e2":
 atol reads 1). A negative grade is kept as written (to trec_eval: in the pool, not judged).
 
-A line whose first non-blank character is `#` is a comment, skipped as trec_eval 10.0 skips it (ir_metadata
-writes a run's description as a block of them at the top); blank lines are skipped too. An error names a line
-by its number in the file, comments and blank lines counted.
+A line whose first non-blank character is `#` is a comment, skipped as trec_eval 10.0 skips it; blank lines are
+skipped too. An error names a line by its number in the file, comments and blank lines counted. ir_metadata
+(ir-metadata.org) writes a run's description as such a block at the top of the file: `# ir_metadata.start`,
+the YAML, each line prefixed with `# `, then `# ir_metadata.end`. run_metadata reads it (the lines before the
+first line that is neither blank nor a comment, in Python: never the whole file) as the run's metadata.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import duckdb
 
+from retrieval_metrics.raw_tables import metadata_json
 from retrieval_metrics.warehouse import InputError, sql_literal
 
 RUN_FIELDS = ["question_id", "q0", "doc_id", "file_rank", "score", "tag"]
@@ -372,6 +375,66 @@ def run_tag(path: Path) -> str:
     produced it."""
     with path.open(encoding="utf-8", errors="replace") as handle:
         return next(fields for fields in map(fields_of, handle) if is_content(fields))[:6][-1]
+
+
+METADATA_START = "ir_metadata.start"  # the lines that open and close an ir_metadata block, after their `#`
+METADATA_END = "ir_metadata.end"
+
+
+def comment_text(line: str) -> str | None:
+    """A comment line's text after its `#` and the one blank that follows it (ir_metadata's `# ` prefix; the
+    YAML's own indentation is kept), line break dropped; None for a line that is not a comment."""
+    stripped = line.lstrip(BLANKS)
+    if not stripped.startswith(COMMENT):
+        return None
+    text = stripped[len(COMMENT) :].rstrip("\r\n")
+    return text[1:] if text[:1] in (" ", "\t") else text
+
+
+def run_metadata(path: Path) -> dict[str, object] | None:
+    """The ir_metadata block among the comment lines at the top of a run (those before its first line that is
+    neither blank nor a comment), as a mapping; None if there is none. Read in Python line by line, up to that
+    first line only. InputError, naming the file and line, for a block with no end line before the run's lines
+    start, that is not valid YAML, that is not a mapping (key: value lines), or that JSON cannot hold."""
+    import yaml  # PyYAML, which dbt brings
+
+    start: int | None = None  # the line that opens the block
+    block: list[str] = []
+    closed = False
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            text = comment_text(line)
+            if text is None:
+                if line.strip(BLANKS + "\n"):
+                    break  # the run's first line: the comments at the top are over
+                text = ""  # a blank line
+            if start is None:
+                start = number if text.strip() == METADATA_START else None
+            elif text.strip() == METADATA_END:
+                closed = True
+                break
+            else:
+                block.append(text)
+    if start is None:
+        return None
+    if not closed:
+        raise InputError(f"{path}:{start}: ir_metadata block has no `# {METADATA_END}` line before the run's lines")
+    try:
+        metadata = yaml.safe_load("\n".join(block))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line_at = start + 1 + mark.line if mark is not None else start
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"{path}:{line_at}: ir_metadata block is not valid YAML: {problem}") from None
+    if not isinstance(metadata, dict):
+        kinds = {"list": "a list", "str": "a string", "int": "a number", "float": "a number", "bool": "a boolean"}
+        what = "empty" if metadata is None else kinds.get(type(metadata).__name__, type(metadata).__name__)
+        raise InputError(f"{path}:{start}: ir_metadata block is {what}, not a mapping of `key: value` lines")
+    try:
+        metadata_json(metadata)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{path}:{start}: ir_metadata block cannot be stored as JSON: {exc}") from None
+    return metadata
 
 
 def ranked_rows(run_rows: str) -> str:

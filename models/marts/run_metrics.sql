@@ -42,6 +42,8 @@ select
     at_k.collection_id,
     at_k.run_id,
     runs.retriever,
+    runs.parameters,
+    runs.ir_metadata,
     at_k.k,
     cast(at_k.n_questions as integer) as n_questions,
     {%- for measure in measure_registry() if measure.run_metrics_column %}
