@@ -6,11 +6,13 @@ STAMP := $(VENV)/.installed
 DENSE_STAMP := $(VENV)/.installed-dense
 BENCH_STAMP := $(VENV)/.installed-bench
 SPARK_STAMP := $(VENV)/.installed-spark
+BI_VENV := $(VENV)/superset
+BI_STAMP := $(BI_VENV)/.installed
 export RETRIEVAL_DB ?= $(CURDIR)/retrieval.duckdb
 
 CLI := $(BIN)/retrieval-metrics
 
-.PHONY: install install-dense install-bench install-spark install-old-duckdb run rankings build scorecard sql export report bench bench-engines test test-extras test-fast test-spark clean
+.PHONY: install install-dense install-bench install-spark install-old-duckdb install-bi bi test-bi run rankings build scorecard sql export report bench bench-engines test test-extras test-fast test-spark clean
 
 # The pinned dependencies, then this package (editable: the `retrieval-metrics` command runs the repo's code).
 install: $(STAMP)
@@ -52,6 +54,19 @@ install-spark: $(SPARK_STAMP)
 $(SPARK_STAMP): $(STAMP) requirements-spark.txt constraints.txt
 	$(BIN)/python -m pip install --quiet -r requirements-spark.txt -c constraints.txt
 	touch $(SPARK_STAMP)
+
+# Optional: Apache Superset in an environment of its own (.venv/superset), every package pinned in requirements-bi.txt.
+install-bi: $(BI_STAMP)
+
+$(BI_STAMP): requirements-bi.txt
+	test -x $(BI_VENV)/bin/python || $(PYTHON) -m venv $(BI_VENV)
+	$(BI_VENV)/bin/python -m pip install --quiet -r requirements-bi.txt
+	touch $(BI_STAMP)
+
+# Superset on http://127.0.0.1:$(BI_PORT) with the dashboard over serving.duckdb (docs/serving-and-bi.md); Ctrl-C stops it.
+BI_PORT ?= 8088
+bi: install install-bi
+	$(BIN)/python -m retrieval_metrics.bi --port $(BI_PORT)
 
 run: install rankings build scorecard
 
@@ -103,6 +118,11 @@ test-extras: install-dense install-bench install-old-duckdb
 # Every mart on Spark equals DuckDB's (tests/python/test_spark.py); pyproject's addopts leave these out elsewhere.
 test-spark: install install-spark
 	$(BIN)/python -m pytest -m spark
+
+# Superset's chart-data API against the warehouse, and a screenshot of the dashboard drawn (tests/python/test_superset.py;
+# needs Chromium and chromedriver, which .ci/run installs).
+test-bi: install install-bi
+	$(BIN)/python -m pytest -m bi
 
 # The inner loop: no dbt build, no end-to-end run (under a minute).
 test-fast: install
