@@ -18,13 +18,14 @@ import http.cookiejar
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,48 +39,81 @@ ADMIN = "admin"
 
 @dataclass(frozen=True)
 class Chart:
-    """A chart of the dashboard: its name, Superset viz type, the mart it reads, and its form data."""
+    """A chart of the dashboard: its name, Superset viz type and the mart it reads; the query's columns (the
+    group-by columns where it has metrics), metrics, order and filter; and the viz's other form data."""
 
     name: str
     viz_type: str
     table: str
-    params: dict[str, Any]
+    columns: tuple[str | dict[str, str], ...]
+    metrics: tuple[dict[str, str], ...] = ()
+    order_by: tuple[str, ...] = ()
+    where: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
 
 
-def raw_table(columns: list[str], order_by: list[str], where: str = "") -> dict[str, Any]:
-    """A table chart's form data listing rows as they are (query mode raw)."""
-    return {"query_mode": "raw", "all_columns": columns, "order_by_cols": [json.dumps([c, True]) for c in order_by],
-            "row_limit": 10000, "adhoc_filters": sql_filter(where), "server_pagination": False}  # fmt: skip
+def metric(sql: str, label: str) -> dict[str, str]:
+    """A metric as SQL, under a label (the column name the chart-data API answers with)."""
+    return {"expressionType": "SQL", "sqlExpression": sql, "label": label}
+
+
+def three_decimals(*columns: str) -> dict[str, Any]:
+    """A table's form data showing these columns with three decimals."""
+    return {"column_config": {column: {"d3NumberFormat": ".3f"} for column in columns}}
+
+
+ROW_LIMIT = 10000
+RUN = {"expressionType": "SQL", "sqlExpression": "collection_id || ' / ' || run_id", "label": "run"}
+CHARTS = (
+    Chart("Leaderboard", "table", "run_leaderboard",
+          ("collection_id", "k", "run_position", "run_id", "ndcg", "recall", "precision", "mrr",
+           "mean_average_precision", "latency_p95_ms"),
+          order_by=("collection_id", "k", "run_position"),
+          options=three_decimals("ndcg", "recall", "precision", "mrr", "mean_average_precision")),
+    Chart("NDCG@k per run", "echarts_timeseries_bar", "run_leaderboard", ("run_id", "k"),
+          (metric("MAX(ndcg)", "NDCG@k"),), order_by=("run_id",),
+          options={"x_axis_sort_asc": True, "show_legend": True, "y_axis_format": ".3f"}),
+    Chart("NDCG@k with its 95% interval", "table", "run_measures",
+          ("collection_id", "run_id", "measure_name", "k", "value", "ci_low", "ci_high", "n_questions"),
+          order_by=("collection_id", "k", "run_id"), where="measure = 'ndcg_cut'",
+          options=three_decimals("value", "ci_low", "ci_high")),
+    Chart("NDCG@k against p95 latency", "bubble_v2", "run_leaderboard", (RUN, "k"),
+          (metric("MAX(latency_p95_ms)", "p95 latency ms"), metric("MAX(ndcg)", "NDCG@k"),
+           metric("MAX(recall)", "Recall@k")),
+          where="latency_p95_ms IS NOT NULL",
+          options={"x_axis_label": "p95 search latency per question, ms (log scale; bubble: Recall@k)",
+                   "y_axis_label": "NDCG@k", "logXAxis": True, "max_bubble_size": "25", "opacity": 0.7,
+                   "x_axis_title_margin": 30, "y_axis_title_margin": 40, "y_axis_format": ".3f"}),
+    Chart("Per question", "table", "question_metrics",
+          ("collection_id", "run_id", "question_id", "k", "ndcg", "recall", "reciprocal_rank", "first_relevant_rank"),
+          order_by=("collection_id", "run_id", "question_id", "k"),
+          options=three_decimals("ndcg", "recall", "reciprocal_rank")),
+)  # fmt: skip
+
+
+def form_data(chart: Chart) -> dict[str, Any]:
+    """The chart's form data (what Superset's explore view edits), by viz type."""
+    common = {"viz_type": chart.viz_type, "row_limit": ROW_LIMIT, "adhoc_filters": sql_filter(chart.where)}
+    if chart.viz_type == "table":
+        shape: dict[str, Any] = {"query_mode": "raw", "all_columns": list(chart.columns), "server_pagination": False,
+                                 "order_by_cols": [json.dumps([column, True]) for column in chart.order_by]}  # fmt: skip
+    elif chart.viz_type == "echarts_timeseries_bar":
+        shape = {"x_axis": chart.columns[0], "groupby": list(chart.columns[1:]), "metrics": list(chart.metrics)}
+    elif chart.viz_type == "bubble_v2":
+        x, y, size = chart.metrics
+        shape = {"entity": chart.columns[0], "series": chart.columns[1], "x": x, "y": y, "size": size}
+    else:
+        raise ValueError(f"no form data for viz type {chart.viz_type}")
+    return {**common, **shape, **chart.options}
 
 
 def sql_filter(where: str) -> list[dict[str, Any]]:
+    """A WHERE clause as the adhoc filter of a chart's form data."""
     return [{"expressionType": "SQL", "clause": "WHERE", "sqlExpression": where}] if where else []
 
 
-def metric(column: str, label: str) -> dict[str, Any]:
-    return {"expressionType": "SQL", "sqlExpression": f"MAX({column})", "label": label}
-
-
-CHARTS = (
-    Chart("Leaderboard", "table", "run_leaderboard", raw_table(
-        ["collection_id", "k", "run_position", "run_id", "ndcg", "recall", "precision", "mrr",
-         "mean_average_precision"], ["collection_id", "k", "run_position"])),
-    Chart("NDCG by k, per run", "echarts_timeseries_bar", "run_leaderboard", {
-        "x_axis": "run_id", "metrics": [metric("ndcg", "ndcg")], "groupby": ["k"], "adhoc_filters": [],
-        "row_limit": 10000, "x_axis_sort_asc": True, "show_legend": True}),
-    Chart("NDCG with its 95% interval", "table", "run_measures", raw_table(
-        ["collection_id", "run_id", "k", "value", "ci_low", "ci_high"], ["collection_id", "run_id", "k"],
-        "measure = 'ndcg'")),
-    Chart("NDCG against latency", "table", "run_leaderboard", raw_table(
-        ["collection_id", "run_id", "k", "ndcg", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms"],
-        ["collection_id", "run_id", "k"])),
-    Chart("Per question", "table", "question_metrics", raw_table(
-        ["collection_id", "run_id", "question_id", "k", "ndcg", "recall", "reciprocal_rank", "first_relevant_rank"],
-        ["collection_id", "run_id", "question_id", "k"])),
-)
-
-
 def bi_home() -> Path:
+    """Superset's folder, outside git: $RETRIEVAL_BI_HOME, else ~/.config/retrieval-metrics/superset."""
     return Path(os.environ.get("RETRIEVAL_BI_HOME") or Path.home() / ".config" / "retrieval-metrics" / "superset")
 
 
@@ -103,7 +137,6 @@ def prepare_home(home: Path) -> str:
         "HOME = Path(__file__).parent\n"
         "SECRET_KEY = (HOME / 'secret_key').read_text().strip()\n"
         "SQLALCHEMY_DATABASE_URI = f\"sqlite:///{HOME / 'superset.db'}\"\n"
-        "PREVENT_UNSAFE_DB_CONNECTIONS = False  # a DuckDB file is a local database\n"
         "WTF_CSRF_TIME_LIMIT = None\n"
         "FEATURE_FLAGS = {'DASHBOARD_RBAC': False}\n"
     )
@@ -111,11 +144,13 @@ def prepare_home(home: Path) -> str:
 
 
 def superset_env(home: Path) -> dict[str, str]:
+    """The environment of Superset's commands: its config and home in `home`."""
     return {**os.environ, "SUPERSET_CONFIG_PATH": str(home / "superset_config.py"), "SUPERSET_HOME": str(home),
             "FLASK_APP": "superset"}  # fmt: skip
 
 
 def superset(home: Path, *args: str) -> None:
+    """A `superset` command (db upgrade, init, fab ...); its last line of output if it fails."""
     done = subprocess.run([str(SUPERSET), *args], env=superset_env(home), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["?"]
@@ -123,8 +158,8 @@ def superset(home: Path, *args: str) -> None:
 
 
 def initialise(home: Path, password: str) -> None:
-    """Superset's metadata, its admin and roles: once per install of Superset (stamped with its version)."""
-    version = SUPERSET.resolve().parent.parent.name + ":" + str(SUPERSET.stat().st_mtime)
+    """Superset's metadata, its admin and roles: once per install of Superset (stamped with its script's mtime)."""
+    version = str(SUPERSET.stat().st_mtime)
     stamp = home / "initialised"
     if stamp.exists() and stamp.read_text() == version:
         return
@@ -137,11 +172,14 @@ def initialise(home: Path, password: str) -> None:
 
 
 def check_port(port: int) -> None:
+    """Refuse a port something on 127.0.0.1 already holds, before anything starts."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Superset's server binds: TIME_WAIT is free
         try:
             probe.bind(("127.0.0.1", port))
         except OSError:
-            raise InputError(f"port {port} on 127.0.0.1 is taken: stop what holds it or pass --port") from None
+            message = f"port {port} on 127.0.0.1 is taken: stop what holds it or pass --port (make bi BI_PORT=...)"
+            raise InputError(message) from None
 
 
 def start(home: Path, port: int) -> subprocess.Popen[bytes]:
@@ -149,18 +187,38 @@ def start(home: Path, port: int) -> subprocess.Popen[bytes]:
     log = (home / "superset.log").open("ab")
     process = subprocess.Popen([str(SUPERSET), "run", "-h", "127.0.0.1", "-p", str(port), "--with-threads"],
                                env=superset_env(home), stdout=log, stderr=log)  # fmt: skip
-    deadline = time.monotonic() + 120
+    try:
+        wait_until_healthy(process, home, port)
+    except BaseException:  # not answering, or Ctrl-C while it starts: leave no server behind
+        stop(process)
+        raise
+    return process
+
+
+def wait_until_healthy(process: subprocess.Popen[bytes], home: Path, port: int, timeout: float = 120) -> None:
+    """Return once Superset answers /health; refuse if it exits or stays silent for `timeout` seconds."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise InputError(f"superset stopped (exit {process.returncode}); its log: {shown(home / 'superset.log')}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
                 if answer.status == 200:
-                    return process
+                    return
         except OSError:
             time.sleep(0.5)
-    process.terminate()
-    raise InputError(f"superset did not answer on port {port} in 120 s; its log: {shown(home / 'superset.log')}")
+    raise InputError(f"superset did not answer on port {port} in {timeout:.0f} s; its log: {shown(home / 'superset.log')}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop Superset's server (SIGTERM, then SIGKILL after 30 s)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 class Client:
@@ -201,20 +259,25 @@ class Client:
 
 
 def query_context(dataset: int, chart: Chart) -> dict[str, Any]:
-    """What the chart-data API runs for the chart: the same columns, metrics and filters as its form data."""
-    params = chart.params
-    filters = params.get("adhoc_filters", [])
-    where = " and ".join(f"({f['sqlExpression']})" for f in filters)
-    query: dict[str, Any] = {"extras": {"where": where} if where else {}, "row_limit": params.get("row_limit", 10000)}
-    if params.get("query_mode") == "raw":
-        query |= {"columns": params["all_columns"], "metrics": [],
-                  "orderby": [[c, True] for c in (json.loads(o)[0] for o in params["order_by_cols"])]}  # fmt: skip
-    else:
-        query |= {"columns": [params["x_axis"], *params["groupby"]], "metrics": params["metrics"],
-                  "orderby": [[params["x_axis"], True]]}
+    """What the chart-data API runs for the chart (GET /api/v1/chart/<id>/data/): its columns, metrics, order
+    and filter, as its form data has them."""
+    query: dict[str, Any] = {
+        "columns": list(chart.columns), "metrics": list(chart.metrics), "row_limit": ROW_LIMIT,
+        "orderby": [[column, True] for column in chart.order_by], "extras": {"where": chart.where} if chart.where else {},
+    }  # fmt: skip
     return {"datasource": {"id": dataset, "type": "table"}, "queries": [query],
-            "form_data": {**params, "viz_type": chart.viz_type, "datasource": f"{dataset}__table"},
+            "form_data": {**form_data(chart), "datasource": f"{dataset}__table"},
             "result_format": "json", "result_type": "full"}  # fmt: skip
+
+
+def ensure_dataset(client: Client, database: int, table: str) -> int:
+    """The id of the dataset of mart `table`: created, or its columns read again (a build may have added some)."""
+    filters = [{"col": "table_name", "opr": "eq", "value": table}, {"col": "database", "opr": "rel_o_m", "value": database}]
+    found = client.call("GET", "/api/v1/dataset/?q=" + urllib.request.quote(json.dumps({"filters": filters})))["result"]
+    if not found:
+        return int(client.call("POST", "/api/v1/dataset/", {"database": database, "schema": "main", "table_name": table})["id"])
+    client.call("PUT", f"/api/v1/dataset/{found[0]['id']}/refresh")
+    return int(found[0]["id"])
 
 
 def provision(client: Client, serving: Path) -> dict[str, Any]:
@@ -222,13 +285,7 @@ def provision(client: Client, serving: Path) -> dict[str, Any]:
     database = client.upsert("database", "database_name", {
         "database_name": DATABASE_NAME, "sqlalchemy_uri": f"duckdb:///{serving.absolute()}",
         "extra": json.dumps({"engine_params": {"connect_args": {"read_only": True}}}), "expose_in_sqllab": True})
-    datasets: dict[str, int] = {}
-    for table in sorted({chart.table for chart in CHARTS}):
-        found = client.call("GET", "/api/v1/dataset/?q=" + urllib.request.quote(json.dumps({"filters": [
-            {"col": "table_name", "opr": "eq", "value": table}, {"col": "database", "opr": "rel_o_m", "value": database}]})))
-        existing = found["result"]
-        datasets[table] = int(existing[0]["id"]) if existing else int(
-            client.call("POST", "/api/v1/dataset/", {"database": database, "schema": "main", "table_name": table})["id"])
+    datasets = {table: ensure_dataset(client, database, table) for table in sorted({chart.table for chart in CHARTS})}
     dashboard = client.upsert("dashboard", "slug", {"dashboard_title": "Retrieval metrics", "slug": DASHBOARD_SLUG,
                                                     "published": True}, update=False)  # fmt: skip
     charts = {}
@@ -236,8 +293,7 @@ def provision(client: Client, serving: Path) -> dict[str, Any]:
         dataset = datasets[chart.table]
         charts[chart.name] = client.upsert("chart", "slice_name", {
             "slice_name": chart.name, "viz_type": chart.viz_type, "datasource_id": dataset,
-            "datasource_type": "table", "params": json.dumps({**chart.params, "viz_type": chart.viz_type,
-                                                              "datasource": f"{dataset}__table"}),
+            "datasource_type": "table", "params": json.dumps({**form_data(chart), "datasource": f"{dataset}__table"}),
             "query_context": json.dumps(query_context(dataset, chart)), "dashboards": [dashboard]})
     for stale in client.call("GET", f"/api/v1/dashboard/{dashboard}/charts")["result"]:
         if int(stale["id"]) not in charts.values():  # a chart an earlier version of CHARTS made
@@ -247,7 +303,7 @@ def provision(client: Client, serving: Path) -> dict[str, Any]:
 
 
 def layout(charts: dict[str, int]) -> dict[str, Any]:
-    """The dashboard's grid: two charts a row, each half the width."""
+    """The dashboard's grid: two charts a row, each half the width (a last one alone, the whole width)."""
     position: dict[str, Any] = {"DASHBOARD_VERSION_KEY": "v2", "ROOT_ID": {"type": "ROOT", "id": "ROOT_ID",
                                 "children": ["GRID_ID"]}, "GRID_ID": {"type": "GRID", "id": "GRID_ID", "children": []}}  # fmt: skip
     names = list(charts)
@@ -255,15 +311,17 @@ def layout(charts: dict[str, int]) -> dict[str, Any]:
         row = f"ROW-{row_number}"
         position["GRID_ID"]["children"].append(row)
         position[row] = {"type": "ROW", "id": row, "children": [], "meta": {"background": "BACKGROUND_TRANSPARENT"}}
-        for name in names[row_number:row_number + 2]:
+        in_row = names[row_number:row_number + 2]
+        for name in in_row:
             key = f"CHART-{charts[name]}"
             position[row]["children"].append(key)
-            position[key] = {"type": "CHART", "id": key, "children": [],
-                             "meta": {"chartId": charts[name], "width": 6, "height": 60, "sliceName": name}}  # fmt: skip
+            position[key] = {"type": "CHART", "id": key, "children": [], "meta": {
+                "chartId": charts[name], "width": 12 // len(in_row), "height": 60, "sliceName": name}}  # fmt: skip
     return position
 
 
 def run(port: int, serving: Path, provision_only: bool = False) -> None:
+    """Check, prepare, start and provision Superset; then wait for it (Ctrl-C), or stop it with provision_only."""
     if not SUPERSET.exists():
         raise InputError("Superset is not installed: run `make install-bi` (it goes into .venv/superset)")
     if not serving.exists():
@@ -271,27 +329,39 @@ def run(port: int, serving: Path, provision_only: bool = False) -> None:
     check_port(port)
     home = bi_home()
     password = prepare_home(home)
+    print(f"retrieval-metrics bi: starting Superset on 127.0.0.1:{port} (files in {shown(home)})", file=sys.stderr,
+          flush=True)  # fmt: skip
     initialise(home, password)
     process = start(home, port)
     try:
         ids = provision(Client(f"http://127.0.0.1:{port}", password), serving)
         url = f"http://127.0.0.1:{port}/superset/dashboard/{DASHBOARD_SLUG}/"
         print(f"retrieval-metrics bi: {url} (user {ADMIN}, password in {shown(home / 'admin_password')}); "
-              f"charts {sorted(ids['charts'].values())} over {shown(serving)}", flush=True)  # fmt: skip
-        if not provision_only:
-            process.wait()
+              f"charts {sorted(ids['charts'].values())} over {shown(serving)}; Ctrl-C stops it", flush=True)  # fmt: skip
+        if not provision_only and process.wait() != 0:
+            raise InputError(f"superset stopped (exit {process.returncode}); its log: {shown(home / 'superset.log')}")
     finally:
-        if provision_only or process.poll() is None:
-            process.terminate()
-            process.wait(timeout=30)
+        stop(process)
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGHUP as Ctrl-C: `run` then stops Superset before exiting, leaving no server behind."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, interrupt)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`make bi`: 0 once stopped; 2 with one line on stderr where it cannot start; 130 on Ctrl-C."""
     parser = argparse.ArgumentParser(prog="python -m retrieval_metrics.bi", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8088, help="the port on 127.0.0.1 (default 8088)")
     parser.add_argument("--provision-only", action="store_true", help="provision, then stop Superset")
     args = parser.parse_args(argv)
     try:
+        stop_on_signals()
         run(args.port, serving_path(database_path()), args.provision_only)
     except InputError as exc:
         print(f"retrieval-metrics bi: error: {exc}", file=sys.stderr)
