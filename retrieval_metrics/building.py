@@ -108,8 +108,16 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
 
     if target_of(dbt_args) == "spark":
         return build_on_spark(database.absolute(), dbt_args)
+    from retrieval_metrics.up_to_date import build_inputs, last_build, record_build, take_force
+
     database, serving = build_paths(database)
+    dbt_args, force = take_force(dbt_args)
     check_vars(database, dbt_args)
+    last = last_build(database)
+    if last and not force and build_inputs(database, serving, dbt_args) == last[0]:
+        return (f"nothing to build: the project, settings and raw tables are unchanged since the last build "
+                f"({last[1]:%Y-%m-%d %H:%M:%S} UTC), and so are its tables and {shown(serving)}; "
+                "build --force builds anyway")  # fmt: skip
     started = datetime.now(UTC)
     built = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *dbt_args], database, tee=True)
     if built.returncode != 0:
@@ -119,7 +127,9 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
         except duckdb.IOException as exc:
             raise CommandFailed(f"{database_error(database, exc)}; {kept}", built.returncode) from None
         raise build_failed(started, built.stdout, built.returncode, kept, database)
-    return publish_serving(database, serving)
+    published = publish_serving(database, serving)
+    record_build(database, build_inputs(database, serving, dbt_args))
+    return published
 
 
 def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:
