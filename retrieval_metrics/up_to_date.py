@@ -1,14 +1,22 @@
-"""Whether a build has anything to do: the fingerprint of everything a DuckDB build reads, compared with the one
-recorded by the last good build of the same warehouse (`build_state.last_build`).
+"""What a build has to do: the fingerprint of everything a DuckDB build reads, compared with the one recorded by
+the last good build of the same warehouse (`build_state.last_build`; docs/incremental.md#what-a-build-runs).
 
 A build reads the project (its models, macros, seeds, tests and settings files, and this package, which the
 Python models import), the dbt arguments and the environment, the versions of dbt, DuckDB and the libraries the
-models call, and the warehouse's raw tables; it writes the warehouse's other tables and the serving copy. When
-all of that is as the last good build left it, the same build would give the same bytes (docs/incremental.md),
-so `retrieval-metrics build` says so and stops, without starting dbt. `build --force` builds anyway.
+models call, and the warehouse's raw tables; it writes the warehouse's other tables and the serving copy. All of
+it but the raw tables' rows is the `base` of the fingerprint; the raw tables' rows are digested table by table.
 
-The raw tables are read whole, except the rankings: a write of a run's rankings always gives the run a new
-`raw.runs.run_version` (the same fact the incremental models rely on), and `raw.runs` is read whole.
+- Everything as the last good build left it: the same build would give the same bytes, so `retrieval-metrics
+  build` says so and stops, without starting dbt.
+- Only raw rows changed, and the build selects nothing itself: dbt builds what depends on the changed raw
+  tables (`--select source:raw.<table>+` for each), with their tests; every other node would compute what it
+  holds already from inputs the last build tested.
+- Anything else: the whole build. So is `build --force`.
+
+Any dbt build or run of the warehouse, ours or a plain `dbt build`, drops the record first (the on-run-start
+hook `forget_last_build`), and only a good `retrieval-metrics build` writes it again, after publishing: after a
+failed or outside build, the next one is whole. The raw rankings are digested through `raw.runs.run_version`
+(new at every write of a run's rankings, as the incremental models rely on), not row by row.
 """
 
 from __future__ import annotations
@@ -18,9 +26,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+
+import duckdb
 
 from retrieval_metrics.warehouse import connect
 
@@ -29,7 +40,9 @@ FORCE = "--force"
 PROJECT_FOLDERS = {"models": None, "macros": None, "seeds": None, "tests": (".sql", ".yml", ".yaml")}
 PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "selectors.yml")
 LIBRARIES = ("dbt-core", "dbt-adapters", "dbt-duckdb", "duckdb", "numpy", "scipy", "pandas")
-BY_RUN_VERSION = {("raw", "rankings")}  # read through raw.runs.run_version, not row by row
+BY_RUN_VERSION = {"rankings": "runs"}  # digested through raw.runs.run_version, not row by row
+SELECTING = ("-s", "--select", "--exclude", "--selector", "--resource-type", "--resource-types",
+             "--exclude-resource-type", "--exclude-resource-types", "-m", "--models", "--inline")  # fmt: skip
 
 
 def take_force(dbt_args: Sequence[str]) -> tuple[list[str], bool]:
@@ -53,24 +66,31 @@ def files_digest(project: Path) -> str:
     return digest.hexdigest()
 
 
-def warehouse_state(database: Path) -> list[list[object]]:
-    """Every table and view of the warehouse by name, and the raw tables' rows as a count and a sum of row hashes
-    (order-free; a duplicate row counts twice)."""
-    with connect(database, read_only=True) as con:
-        relations = con.execute(
-            "select schema_name, table_name, 'table' from duckdb_tables() where database_name = current_database() "
-            "union all select schema_name, view_name, 'view' from duckdb_views() "
-            "where database_name = current_database() and not internal order by all").fetchall()  # fmt: skip
-        state: list[list[object]] = [list(row) for row in relations if f"{row[0]}.{row[1]}" != RECORD]
-        for schema, table, kind in relations:
-            if schema == "raw" and kind == "table" and (schema, table) not in BY_RUN_VERSION:
-                count, total = con.execute(f'select count(*), sum(hash(t))::varchar from "raw"."{table}" as t').fetchone()
-                state.append([table, count, total])
-    return state
+@dataclass(frozen=True)
+class Inputs:
+    """A build's inputs: everything but the raw tables' rows (`base`, hashed), and each raw table's rows."""
+
+    base: str
+    raw_rows: dict[str, str]
+
+    def changed_raw_tables(self, last: Inputs) -> list[str]:
+        """The raw tables whose rows differ from `last`'s (a table gone or new changes the base instead)."""
+        changed = [table for table, rows in sorted(self.raw_rows.items()) if last.raw_rows.get(table) != rows]
+        return changed + [table for table, through in BY_RUN_VERSION.items() if through in changed]
 
 
-def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> str:
-    """The fingerprint of the build `dbt build DBT_ARGS` of `database` would run, and of its serving copy."""
+def raw_rows(con: duckdb.DuckDBPyConnection, tables: list[str]) -> dict[str, str]:
+    """Each raw table's rows as a count and a sum of row hashes (order-free; a duplicate row counts twice)."""
+    digests = {}
+    for table in tables:
+        if table not in BY_RUN_VERSION:
+            count, total = con.execute(f'select count(*), sum(hash(t))::varchar from "raw"."{table}" as t').fetchone()
+            digests[table] = f"{count}:{total}"
+    return digests
+
+
+def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inputs:
+    """The inputs of the build `dbt build DBT_ARGS` of `database`, and its serving copy."""
     from retrieval_metrics.dbt_runner import project_dir
 
     versions = {}
@@ -79,34 +99,50 @@ def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> str:
             versions[library] = metadata.version(library)
         except metadata.PackageNotFoundError:
             versions[library] = None
-    environment = {k: v for k, v in os.environ.items() if k.startswith(("DBT_", "RETRIEVAL_"))}
+    with connect(database, read_only=True) as con:
+        relations = con.execute(
+            "select schema_name, table_name, 'table' from duckdb_tables() where database_name = current_database() "
+            "union all select schema_name, view_name, 'view' from duckdb_views() "
+            "where database_name = current_database() and not internal order by all").fetchall()  # fmt: skip
+        rows = raw_rows(con, [table for schema, table, kind in relations if schema == "raw" and kind == "table"])
     published = serving.stat() if serving.exists() else None
-    inputs = {
+    base = {
         "project": files_digest(project_dir()),
         "arguments": list(dbt_args),
-        "environment": sorted(environment.items()),
+        "environment": sorted((k, v) for k, v in os.environ.items() if k.startswith(("DBT_", "RETRIEVAL_"))),
         "python": sys.version,
         "versions": versions,
-        "warehouse": warehouse_state(database),
+        "relations": [row for row in relations if f"{row[0]}.{row[1]}" != RECORD],
         "serving": [str(serving), published.st_size, published.st_mtime_ns] if published else None,
     }
-    return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()
+    return Inputs(hashlib.sha256(json.dumps(base, sort_keys=True).encode()).hexdigest(), rows)
 
 
-def last_build(database: Path) -> tuple[str, datetime] | None:
-    """The fingerprint the last good build recorded, and when it finished; None before the first."""
+def selects_nodes(dbt_args: Sequence[str]) -> bool:
+    """Whether dbt arguments select nodes themselves (then a build never narrows them further)."""
+    return any(arg == flag or arg.startswith(flag + "=") for arg in dbt_args for flag in SELECTING)
+
+
+def last_build(database: Path) -> tuple[Inputs, datetime] | None:
+    """The inputs the last good build recorded, and when it finished; None before the first, or after a failed
+    or outside dbt build."""
     if not database.exists():
         return None
     with connect(database, read_only=True) as con:
         recorded = con.execute("select count(*) from duckdb_tables() where database_name = current_database() "
                                "and schema_name || '.' || table_name = ?", [RECORD]).fetchone()
-        row = con.execute(f"select fingerprint, built_at from {RECORD}").fetchone() if recorded[0] else None
-    return (row[0], row[1].replace(tzinfo=UTC)) if row else None
+        try:
+            row = con.execute(f"select base, raw_rows, built_at from {RECORD}").fetchone() if recorded[0] else None
+        except duckdb.BinderException:  # a record in another layout: none
+            row = None
+    return (Inputs(row[0], json.loads(row[1])), row[2].replace(tzinfo=UTC)) if row else None
 
 
-def record_build(database: Path, fingerprint: str) -> None:
-    """Record a good build's fingerprint (taken once its tables and serving copy are written)."""
+def record_build(database: Path, inputs: Inputs) -> None:
+    """Record a good build's inputs (taken once its tables and serving copy are written)."""
     with connect(database) as con:
         con.execute("create schema if not exists build_state")
-        con.execute(f"create or replace table {RECORD} (fingerprint varchar not null, built_at timestamp not null)")
-        con.execute(f"insert into {RECORD} values (?, ?)", [fingerprint, datetime.now(UTC).replace(tzinfo=None)])
+        con.execute(f"create or replace table {RECORD} (base varchar not null, raw_rows varchar not null, "
+                    "built_at timestamp not null)")  # fmt: skip
+        con.execute(f"insert into {RECORD} values (?, ?, ?)",
+                    [inputs.base, json.dumps(inputs.raw_rows, sort_keys=True), datetime.now(UTC).replace(tzinfo=None)])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,6 @@ import duckdb
 import pytest
 
 from conftest import REPO_ROOT, Warehouse, cli_env, run_cli
-from retrieval_metrics import up_to_date
 from retrieval_metrics.serving import publish
 
 pytestmark = pytest.mark.dbt
@@ -183,51 +181,6 @@ def test_the_serving_copy_is_written_for_older_duckdb_readers(lesson: Warehouse,
     with duckdb.connect(str(serving), read_only=True) as con:
         assert con.execute("select tags['storage_version'] from duckdb_databases() "
                            "where database_name = current_database()").fetchone() == ("v2.0.0+",)  # fmt: skip
-
-
-def test_a_build_with_nothing_new_starts_no_dbt(lesson: Warehouse, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    """The same build again is `nothing to build` (no dbt, nothing written); any input changed, it builds."""
-    build, serving = lesson.copy(tmp_path).db_path, tmp_path / "serving.duckdb"
-    env, selection = environment(build), ("--select", "run_metrics")
-    assert "published" in run_cli("build", *selection, env=env).stdout
-    results = Path(env["DBT_TARGET_PATH"]) / "run_results.json"
-    before = (results.stat().st_mtime_ns, serving.stat().st_ino, digest(serving), digest(build))
-    again = run_cli("build", *selection, env=env)
-    assert again.returncode == 0 and again.stderr == "", again.stderr
-    assert again.stdout.startswith("retrieval-metrics build: nothing to build: the project, settings and raw tables "
-                                   "are unchanged since the last build (")  # fmt: skip
-    assert (results.stat().st_mtime_ns, serving.stat().st_ino, digest(serving), digest(build)) == before
-
-    for name in [name for name in os.environ if name.startswith(("DBT_", "RETRIEVAL_"))]:
-        monkeypatch.delenv(name)
-    for name, value in env.items():  # the commands' environment, which the fingerprint holds
-        monkeypatch.setenv(name, value)
-    recorded = up_to_date.last_build(build)
-    assert recorded and up_to_date.build_inputs(build, serving, selection) == recorded[0]
-    assert up_to_date.build_inputs(build, serving, ("--select", "run_measures")) != recorded[0]
-    one_run = "where run_id = (select min(run_id) from raw.runs)"
-    with duckdb.connect(str(build)) as con:  # a raw row changed
-        con.execute(f"update raw.runs set retriever = retriever || '!' {one_run}")
-    assert up_to_date.build_inputs(build, serving, selection) != recorded[0]
-    with duckdb.connect(str(build)) as con:
-        con.execute(f"update raw.runs set retriever = rtrim(retriever, '!') {one_run}")
-    assert up_to_date.build_inputs(build, serving, selection) == recorded[0]  # as it was: nothing to build again
-    serving.unlink()
-    assert up_to_date.build_inputs(build, serving, selection) != recorded[0]
-    rebuilt = run_cli("build", *selection, env=env)  # republished (build --force: the storage-version test above)
-    assert "published" in rebuilt.stdout and serving.exists(), rebuilt.stdout + rebuilt.stderr
-
-
-def test_the_project_files_are_in_the_fingerprint(tmp_path: Path) -> None:
-    (tmp_path / "models").mkdir()
-    (tmp_path / "tests" / "python").mkdir(parents=True)
-    (tmp_path / "models" / "a.sql").write_text("select 1")
-    first = up_to_date.files_digest(tmp_path)
-    (tmp_path / "tests" / "python" / "test_x.py").write_text("pass")  # not read by dbt
-    assert up_to_date.files_digest(tmp_path) == first
-    (tmp_path / "models" / "a.sql").write_text("select 2")
-    assert up_to_date.files_digest(tmp_path) != first
 
 
 def served(path: Path) -> dict[str, object]:

@@ -1,0 +1,98 @@
+"""What a build runs (retrieval_metrics/up_to_date.py): nothing when its inputs are the last good build's, only
+what depends on the changed raw tables when only raw rows changed, everything otherwise; a plain dbt build
+drops the record."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import Warehouse, cli_env, run_cli
+from retrieval_metrics import api, up_to_date
+from test_serving import digest, served
+
+
+def nodes_run(target: Path) -> set[str]:
+    return {result["unique_id"] for result in json.loads((target / "run_results.json").read_text())["results"]}
+
+
+def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    warehouse = lesson.copy(tmp_path)
+    build, serving, env = warehouse.db_path, tmp_path / "serving.duckdb", cli_env(warehouse.db_path)
+    target = Path(env["DBT_TARGET_PATH"])
+    assert up_to_date.last_build(build) is None  # the fixture's plain dbt build dropped any record
+    first = run_cli("build", env=env)
+    assert "published" in first.stdout, first.stdout + first.stderr
+    whole = nodes_run(target)
+    assert {"seed.retrieval_metrics.docs", "model.retrieval_metrics.int_ideal_rankings"} <= whole
+
+    # nothing new: no dbt, nothing written
+    before = ((target / "run_results.json").stat().st_mtime_ns, serving.stat().st_ino, digest(serving), digest(build))
+    again = run_cli("build", env=env)
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert again.stdout.startswith("retrieval-metrics build: nothing to build: the project, settings and raw tables "
+                                   "are unchanged since the last build (")  # fmt: skip
+    assert ((target / "run_results.json").stat().st_mtime_ns, serving.stat().st_ino, digest(serving),
+            digest(build)) == before  # fmt: skip
+
+    # a new run: what depends on raw.runs and raw.rankings, with their tests; then a forced whole build agrees
+    api.write_run("docent", "notebook_run", [("rate_limit_status", "ratelimits", 2.0),
+                                             ("rate_limit_status", "plans", 1.0)], database=build)  # fmt: skip
+    added = run_cli("build", env=env)
+    assert "published" in added.stdout, added.stdout + added.stderr
+    selected = nodes_run(target)
+    assert "model.retrieval_metrics.question_measures" in selected
+    assert any(node.startswith("test.retrieval_metrics.") for node in selected)
+    assert not any(node.startswith("seed.") for node in selected)
+    assert "model.retrieval_metrics.int_ideal_rankings" not in selected and len(selected) < len(whole)
+    incremental = served(serving)
+    assert ("docent", "notebook_run") in {row[:2] for row in duckdb.connect(str(serving), read_only=True).execute(
+        "select collection_id, run_id from run_metrics").fetchall()}  # fmt: skip
+    forced = run_cli("build", "--force", env=env)
+    assert "published" in forced.stdout and nodes_run(target) == whole, forced.stdout + forced.stderr
+    assert served(serving) == incremental
+
+    # the fingerprint, part by part (in the commands' environment, which it holds)
+    for name in [name for name in os.environ if name.startswith(("DBT_", "RETRIEVAL_"))]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    recorded = up_to_date.last_build(build)
+    assert recorded and up_to_date.build_inputs(build, serving, []) == recorded[0]
+    assert up_to_date.build_inputs(build, serving, ["--vars", "{k_values: [5]}"]).base != recorded[0].base
+    one_run = "where run_id = 'notebook_run'"
+    with duckdb.connect(str(build)) as con:  # a raw row changed: the runs, and so the rankings read through them
+        con.execute(f"update raw.runs set retriever = retriever || '!' {one_run}")
+    changed = up_to_date.build_inputs(build, serving, [])
+    assert changed.base == recorded[0].base and changed.changed_raw_tables(recorded[0]) == ["runs", "rankings"]
+    with duckdb.connect(str(build)) as con:
+        con.execute(f"update raw.runs set retriever = rtrim(retriever, '!') {one_run}")
+    assert up_to_date.build_inputs(build, serving, []) == recorded[0]
+    serving.unlink()
+    assert up_to_date.build_inputs(build, serving, []).base != recorded[0].base
+
+    # a plain dbt build drops the record: the next `build` is whole
+    warehouse.build("--select", "run_metrics")
+    assert up_to_date.last_build(build) is None
+
+
+def test_the_project_files_are_in_the_fingerprint(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "tests" / "python").mkdir(parents=True)
+    (tmp_path / "models" / "a.sql").write_text("select 1")
+    first = up_to_date.files_digest(tmp_path)
+    (tmp_path / "tests" / "python" / "test_x.py").write_text("pass")  # not read by dbt
+    assert up_to_date.files_digest(tmp_path) == first
+    (tmp_path / "models" / "a.sql").write_text("select 2")
+    assert up_to_date.files_digest(tmp_path) != first
+
+
+def test_own_selections_are_never_narrowed() -> None:
+    assert up_to_date.selects_nodes(["--select", "run_metrics"]) and up_to_date.selects_nodes(["--exclude=x"])
+    assert not up_to_date.selects_nodes(["--vars", "{k_values: [1]}", "--full-refresh"])
+    assert up_to_date.take_force(["--force", "--full-refresh"]) == (["--full-refresh"], True)
