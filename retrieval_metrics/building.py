@@ -5,6 +5,7 @@ these; each failure is a CommandFailed or an InputError carrying the one line th
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ from retrieval_metrics.settings import check_vars
 from retrieval_metrics.warehouse import PROG, CommandFailed, InputError, database_error, serving_path, shown
 
 if TYPE_CHECKING:
+    from retrieval_metrics.dbt_runner import InProcessDbt
     from retrieval_metrics.importing import ImportRequest
 
 
@@ -101,10 +103,33 @@ def publish_serving(database: Path, serving: Path) -> str:
             "BI tools and notebooks read it read-only")  # fmt: skip
 
 
-def build_database(database: Path, dbt_args: Sequence[str]) -> str:
-    """dbt build on the database, then publish its serving copy; one line saying so, or CommandFailed. With
+LOADED: dict[tuple[object, ...], InProcessDbt] = {}  # dbt loaded in this process (the notebook's), by what it parsed
+PARSE_OPTIONS = ("--vars", "--target", "-t", "--profile")  # the dbt options a parse depends on
+
+
+def loaded_dbt(database: Path, dbt_args: Sequence[str]) -> InProcessDbt:
+    """dbt loaded in this process for `database`: imported and parsed once per project version, database and
+    parse options, then kept, so that the notebook's next rm.build() starts at once. A new project version or
+    other options load it again (and drop the one loaded before)."""
+    from retrieval_metrics.dbt_runner import InProcessDbt, project_dir
+    from retrieval_metrics.up_to_date import files_digest
+
+    parse = [arg for i, arg in enumerate(dbt_args) if arg.startswith(tuple(o + "=" for o in PARSE_OPTIONS))
+             or arg in PARSE_OPTIONS or (i and dbt_args[i - 1] in PARSE_OPTIONS)]  # fmt: skip
+    key = (database, str(project_dir()), files_digest(project_dir()), tuple(parse), os.environ.get("DBT_TARGET"))
+    if key not in LOADED:
+        LOADED.clear()
+        dbt = InProcessDbt(database)
+        dbt.load(parse)
+        LOADED[key] = dbt
+    return LOADED[key]
+
+
+def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool = False) -> str:
+    """dbt build on the database, then publish its serving copy; one line saying so, or CommandFailed. dbt runs
+    as a child process, or `in_process` (the notebook's rm.build(): loaded once, kept for the next build). With
     `--target spark`, the build runs on Spark instead, from the database's raw tables (retrieval_metrics.spark)."""
-    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, run_dbt, target_of
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, DbtFailed, run_dbt, target_of
 
     if target_of(dbt_args) == "spark":
         return build_on_spark(database.absolute(), dbt_args)
@@ -125,15 +150,22 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
                     "build --force builds anyway")  # fmt: skip
         if not selects_nodes(dbt_args):
             selection = ["--select", *(f"source:raw.{table}+" for table in changed)]
-    started = datetime.now(UTC)
-    built = run_dbt(["build", *COMMAND_BUILD_EXCLUDES, *selection, *dbt_args], database, tee=True)
-    if built.returncode != 0:
-        kept = f"{shown(serving)} left as it was"
+    started, kept = datetime.now(UTC), f"{shown(serving)} left as it was"
+    arguments = [*COMMAND_BUILD_EXCLUDES, *selection, *dbt_args]
+    if in_process:
+        try:
+            code, output = (0 if loaded_dbt(database, dbt_args).build(arguments) else 1), ""
+        except DbtFailed as exc:
+            raise CommandFailed(f"{exc}; {kept}", 1) from None
+    else:
+        built = run_dbt(["build", *arguments], database, tee=True)
+        code, output = built.returncode, built.stdout
+    if code != 0:
         try:
             check_unlocked(database)  # a reader that opened the file while dbt ran: say so in one line
         except duckdb.IOException as exc:
-            raise CommandFailed(f"{database_error(database, exc)}; {kept}", built.returncode) from None
-        raise build_failed(started, built.stdout, built.returncode, kept, database)
+            raise CommandFailed(f"{database_error(database, exc)}; {kept}", code) from None
+        raise build_failed(started, output, code, kept, database)
     published = publish_serving(database, serving)
     record_build(database, build_inputs(database, serving, dbt_args))
     return published

@@ -40,7 +40,8 @@ FORCE = "--force"
 PROJECT_FOLDERS = {"models": None, "macros": None, "seeds": None, "tests": (".sql", ".yml", ".yaml")}
 PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "selectors.yml")
 LIBRARIES = ("dbt-core", "dbt-adapters", "dbt-duckdb", "duckdb", "numpy", "scipy", "pandas")
-OUTPUT_ONLY = {  # dbt's variables for where it writes its artifacts and logs, and how it prints: not the build's inputs
+NOT_INPUTS = {  # where dbt writes its artifacts and logs, how it prints, and the database (in the base by path)
+    "RETRIEVAL_DB",
     "DBT_TARGET_PATH", "DBT_LOG_PATH", "DBT_LOG_LEVEL", "DBT_LOG_LEVEL_FILE", "DBT_LOG_FORMAT", "DBT_LOG_FORMAT_FILE",
     "DBT_USE_COLORS", "DBT_USE_COLORS_FILE", "DBT_PRINTER_WIDTH", "DBT_QUIET", "DBT_PRINT", "DBT_DEBUG",
     "DBT_SEND_ANONYMOUS_USAGE_STATS", "DBT_PARTIAL_PARSE", "DBT_LOG_CACHE_EVENTS", "DBT_WRITE_JSON",
@@ -112,10 +113,11 @@ def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inpu
         rows = raw_rows(con, [table for schema, table, kind in relations if schema == "raw" and kind == "table"])
     published = serving.stat() if serving.exists() else None
     base = {
+        "database": str(database.absolute()),
         "project": files_digest(project_dir()),
         "arguments": list(dbt_args),
         "environment": sorted((k, v) for k, v in os.environ.items()
-                              if k.startswith(("DBT_", "RETRIEVAL_")) and k not in OUTPUT_ONLY),  # fmt: skip
+                              if k.startswith(("DBT_", "RETRIEVAL_")) and k not in NOT_INPUTS),  # fmt: skip
         "python": sys.version,
         "versions": versions,
         "relations": [row for row in relations if f"{row[0]}.{row[1]}" != RECORD],

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from conftest import Warehouse
-from retrieval_metrics import api
+from retrieval_metrics import api, building
 from retrieval_metrics.warehouse import InputError
 
 pytestmark = pytest.mark.dbt
@@ -199,6 +199,11 @@ def test_a_notebook_writes_a_run_in_three_lines_and_builds(collection: PluginWar
     os.environ.update(env)
     try:
         line = rm.build("--select", "source:raw+", database=database)
+        (loaded,) = building.LOADED.values()  # dbt stays loaded in this process for the next rm.build()
+        manifest = loaded.manifest
+        rm.write_run("mini", "notebook_next", rows[::-1], database=database)
+        assert rm.build("--select", "source:raw+", database=database).startswith("published ")
+        assert list(building.LOADED.values()) == [loaded] and loaded.manifest is manifest  # not parsed again
     finally:
         for name, value in old.items():
             os.environ.pop(name) if value is None else os.environ.__setitem__(name, value)
@@ -211,6 +216,8 @@ def test_a_notebook_writes_a_run_in_three_lines_and_builds(collection: PluginWar
                                   "where collection_id = 'mini' and run_id = 'notebook' and k = 1").fetchone()  # fmt: skip
     # recall@1: q1's top doc is d2 (the tie with d1, broken by doc id), one of its two relevant docs; q2, q3: 1
     assert p50 == 4.0 and recall == pytest.approx((0.5 + 1 + 1) / 3, abs=1e-15)
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute("select count(*) from run_leaderboard where run_id = 'notebook_next'").fetchone()[0] > 0
     # the same rows as a pandas DataFrame and as a DuckDB relation: the same run
     frame = pd.DataFrame(rows, columns=["question_id", "doc_id", "score", "latency_ms"])
     rm.write_run("mini", "from_frame", frame, database=database)
