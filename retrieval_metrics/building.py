@@ -26,18 +26,23 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     """`import` then `build`, in this process: dbt is loaded (imported, the project parsed) on this thread
     while the import reads the file on another; then dbt builds what depends on the raw tables, without the
     tests of what the import guarantees. The import commits first, as `import` alone does; a failed build
-    leaves it, and the serving copy, as they were, as `build` alone does."""
+    leaves it, and the serving copy, as they were, as `build` alone does. When the last good `build` recorded
+    the same project and settings (retrieval_metrics.up_to_date), dbt builds only what reads the raw tables
+    the import changed, and the record is kept up to date, so that a `build` after it has nothing to do."""
     import multiprocessing  # noqa: F401 - imported here, before the threads: dbt's load and the import both use it,
     import time  # and two threads importing it at once can see it half-initialized (seen once in CI: exit 1)
     from concurrent.futures import ThreadPoolExecutor
 
     from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, IMPORT_GUARANTEES, DbtFailed, InProcessDbt
     from retrieval_metrics.importing import import_collection
+    from retrieval_metrics.up_to_date import build_inputs, last_build, record_build
 
     request.check()
     database, serving = build_paths(database)
     settings = ["--vars", dbt_vars] if dbt_vars else []
     check_vars(None, settings)  # the runs named may be the one being imported: not looked up
+    last = last_build(database) if not settings else None  # what a plain `build` recorded
+    recorded = last is not None and build_inputs(database, serving, []).base == last[0].base
     dbt = InProcessDbt(database)
     started = time.perf_counter()
     finished: dict[str, float] = {}
@@ -53,12 +58,17 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
         summary = imported.result()  # the import's InputError, if any, before anything is built
     waited = time.perf_counter() - started
     selection = ["--select", "source:raw+"] if is_built(database) else []
+    if recorded and last is not None:
+        changed = [t for t in build_inputs(database, serving, []).changed_raw_tables(last[0]) if t in raw_sources()]
+        selection = ["--select", *(f"source:raw.{table}+" for table in changed)] if changed else selection
     build_started = datetime.now(UTC)
     if not dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES]):
         raise build_failed(build_started, "", 1, f"{shown(serving)} left as it was", database, command="import",
                            done=f"collection {request.collection_id}: {summary}, committed; then ")  # fmt: skip
     build_seconds = time.perf_counter() - started - waited
     published = publish_serving(database, serving)
+    if recorded:
+        record_build(database, build_inputs(database, serving, []))
     return (f"collection {request.collection_id}: {summary}; import {finished['import']:.1f} s, dbt loaded "
             f"alongside in {loaded:.1f} s, then built in {build_seconds:.1f} s; {published}")  # fmt: skip
 

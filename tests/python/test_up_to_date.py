@@ -57,6 +57,14 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     assert "published" in forced.stdout and nodes_run(target) == whole, forced.stdout + forced.stderr
     assert served(serving) == incremental
 
+    # import --build after a recorded build: what reads the imported run, and the record kept up to date
+    run = tmp_path / "imported.txt"
+    run.write_text("rate_limit_status Q0 plans 1 2.0 mine\nrate_limit_status Q0 ratelimits 2 1.0 mine\n")
+    imported = run_cli("import", "--collection", "docent", "--run", str(run), "--run-id", "imported", "--build", env=env)
+    assert imported.returncode == 0 and "published" in imported.stdout, imported.stdout + imported.stderr
+    assert not any(node.startswith("seed.") for node in nodes_run(target))
+    assert "nothing to build" in run_cli("build", env=env).stdout
+
     # the fingerprint, part by part (in the commands' environment, which it holds)
     for name in [name for name in os.environ if name.startswith(("DBT_", "RETRIEVAL_"))]:
         monkeypatch.delenv(name)
