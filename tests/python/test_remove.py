@@ -15,16 +15,24 @@ from test_trec_agreement import make_collection
 pytestmark = pytest.mark.dbt
 
 
-@pytest.fixture
-def imported(lesson: Warehouse, tmp_path: Path) -> Warehouse:
-    """The lesson's Docent run beside an imported collection `gen` with two runs, not built."""
-    qrels, runs = make_collection(random.Random(3), tmp_path / "collection", n_runs=2)
-    warehouse = lesson.copy(tmp_path / "warehouse")
+@pytest.fixture(scope="module")
+def imported_once(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """The lesson's Docent run beside an imported collection `gen` with two runs, not built. Read it; change a
+    .copy() (the `imported` fixture)."""
+    folder = tmp_path_factory.mktemp("imported")
+    qrels, runs = make_collection(random.Random(3), folder / "collection", n_runs=2)
+    warehouse = lesson.copy(folder / "warehouse")
     for number, run in enumerate(runs):
         result = warehouse.cli("import", "--collection", "gen", *(["--qrels", str(qrels)] if not number else []),
                                "--run", str(run), "--run-id", f"run{number}")  # fmt: skip
         assert result.returncode == 0, result.stderr
     return warehouse
+
+
+@pytest.fixture
+def imported(imported_once: Warehouse, tmp_path: Path) -> Warehouse:
+    """A copy of it, for one test to change."""
+    return imported_once.copy(tmp_path / "warehouse")
 
 
 @pytest.fixture
