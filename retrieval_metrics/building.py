@@ -20,6 +20,7 @@ from retrieval_metrics.warehouse import PROG, CommandFailed, InputError, databas
 if TYPE_CHECKING:
     from retrieval_metrics.dbt_runner import InProcessDbt
     from retrieval_metrics.importing import ImportRequest
+    from retrieval_metrics.up_to_date import Inputs
 
 
 def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars: str | None = None) -> str:
@@ -59,8 +60,8 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     waited = time.perf_counter() - started
     selection = ["--select", "source:raw+"] if is_built(database) else []
     if recorded and last is not None:
-        changed = [t for t in build_inputs(database, serving, []).changed_raw_tables(last[0]) if t in raw_sources()]
-        selection = ["--select", *(f"source:raw.{table}+" for table in changed)] if changed else selection
+        changed = changed_sources(build_inputs(database, serving, []), last[0])
+        selection = source_selection(changed) if changed else selection
     build_started = datetime.now(UTC)
     if not dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES]):
         raise build_failed(build_started, "", 1, f"{shown(serving)} left as it was", database, command="import",
@@ -148,10 +149,11 @@ def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool 
     database, serving = build_paths(database)
     dbt_args, force = take_force(dbt_args)
     check_vars(database, dbt_args)
-    last, inputs = last_build(database), build_inputs(database, serving, dbt_args)
+    last = None if force else last_build(database)
+    inputs = build_inputs(database, serving, dbt_args) if last else None
     selection: list[str] = []
-    if last and not force and inputs.base == last[0].base:
-        changed = [table for table in inputs.changed_raw_tables(last[0]) if table in raw_sources()]
+    if last and inputs and inputs.base == last[0].base:
+        changed = changed_sources(inputs, last[0])
         if not changed:
             if inputs != last[0]:  # rows changed in raw tables no model reads (the dense retriever's cache)
                 record_build(database, inputs)
@@ -159,7 +161,7 @@ def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool 
                     f"({last[1]:%Y-%m-%d %H:%M:%S} UTC), and so are its tables and {shown(serving)}; "
                     "build --force builds anyway")  # fmt: skip
         if not selects_nodes(dbt_args):
-            selection = ["--select", *(f"source:raw.{table}+" for table in changed)]
+            selection = source_selection(changed)
     started, kept = datetime.now(UTC), f"{shown(serving)} left as it was"
     arguments = [*COMMAND_BUILD_EXCLUDES, *selection, *dbt_args]
     if in_process:
@@ -189,6 +191,17 @@ def raw_sources() -> set[str]:
 
     sources = yaml.safe_load((project_dir() / "models" / "staging" / "_raw__sources.yml").read_text())["sources"]
     return {table["name"] for source in sources if source["name"] == "raw" for table in source["tables"]}
+
+
+def changed_sources(inputs: Inputs, last: Inputs) -> list[str]:
+    """The raw tables the project reads whose rows changed since the `last` build recorded them."""
+    sources = raw_sources()
+    return [table for table in inputs.changed_raw_tables(last) if table in sources]
+
+
+def source_selection(tables: list[str]) -> list[str]:
+    """dbt's selection of what reads these raw tables, with their tests."""
+    return ["--select", *(f"source:raw.{table}+" for table in tables)]
 
 
 def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:

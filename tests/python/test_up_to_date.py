@@ -104,3 +104,11 @@ def test_own_selections_are_never_narrowed() -> None:
     assert up_to_date.selects_nodes(["--select", "run_metrics"]) and up_to_date.selects_nodes(["--exclude=x"])
     assert not up_to_date.selects_nodes(["--vars", "{k_values: [1]}", "--full-refresh"])
     assert up_to_date.take_force(["--force", "--full-refresh"]) == (["--full-refresh"], True)
+
+
+def test_the_raw_sources_are_the_tables_spark_publishes() -> None:
+    """Two lists of the raw tables the models read: the dbt sources (what a build selects from) and Spark's."""
+    from retrieval_metrics.building import raw_sources
+    from retrieval_metrics.spark import RAW_TABLES
+
+    assert raw_sources() == set(RAW_TABLES)
