@@ -191,16 +191,22 @@ class InProcessDbt:
 
     def build(self, dbt_args: Sequence[str]) -> bool:
         """dbt build with `dbt_args`; True if every node passed. dbt prints its own lines, as `dbt build` does."""
-        from dbt.adapters.duckdb.connections import DuckDBConnectionManager
         from dbt.cli.main import dbtRunner
 
         os.environ["RETRIEVAL_DB"] = str(self.database)
         try:
             return bool(dbtRunner(manifest=self.manifest).invoke(self.args("build", *dbt_args)).success)
         finally:
-            # dbt-duckdb keeps the file open in this process (keep_open): close it, so that the serving copy can
-            # be published and a reader can open the file
-            with DuckDBConnectionManager._LOCK:
-                if DuckDBConnectionManager._ENV is not None:
-                    DuckDBConnectionManager._ENV.close()
-                    DuckDBConnectionManager._ENV = None
+            release_database()
+
+
+def release_database() -> None:
+    """Close the DuckDB file that dbt-duckdb keeps open in this process after a dbt command (the profile's
+    keep_open: one connection for all of a build's nodes, not one per node), so that the serving copy can be
+    published and this process or another can open the file."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    with DuckDBConnectionManager._LOCK:
+        if DuckDBConnectionManager._ENV is not None:
+            DuckDBConnectionManager._ENV.close()
+            DuckDBConnectionManager._ENV = None

@@ -2,15 +2,16 @@
 `retrieval-metrics` command as a user runs it (a child process).
 
 Builds are shared: `lesson` (the lesson's run, built) and `every_retriever` (every installed retriever's run,
-built) are built once per session and only read; a test that changes a warehouse works on `.copy()` of one,
-a copy of the file, instead of building its own. dbt's target directories are shared too (one for dbt in this
-process, one for the commands' children, whose profile target differs), so that dbt parses the project once
-and then only checks it for changes. Tests that run dbt carry the `dbt` marker, end-to-end ones `slow`;
-`make test-fast` runs the rest.
+built) are built once per session, by the first xdist worker that needs one, and each worker reads its own copy
+of the file; a test that changes a warehouse works on `.copy()` of one instead of building its own. dbt's target
+directories are shared too (one for dbt in this process, one for the commands' children), so that dbt parses the
+project once and then only checks it for changes. Tests that run dbt carry the `dbt` marker, end-to-end ones
+`slow`; `make test-fast` runs the rest.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -25,6 +26,7 @@ import pytest
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 from retrieval_metrics import trec
+from retrieval_metrics.dbt_runner import release_database
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/generic",
@@ -113,17 +115,19 @@ class Warehouse:
         os.environ["RETRIEVAL_DB"] = str(self.db_path)
         settings = args[args.index("--vars") + 1] if "--vars" in args else ""
         target = self.target_dir / (hashlib.sha256(settings.encode()).hexdigest()[:12] if settings else "default")
-        return dbtRunner().invoke(
-            [
-                *args,
-                "--project-dir", str(self.project_dir),
-                "--profiles-dir", str(self.project_dir),
-                "--target-path", str(target),
-                "--log-path", str(target / "logs"),
-                "--quiet",
-                "--target", "in_process",
-            ]
-        )  # fmt: skip
+        try:
+            return dbtRunner().invoke(
+                [
+                    *args,
+                    "--project-dir", str(self.project_dir),
+                    "--profiles-dir", str(self.project_dir),
+                    "--target-path", str(target),
+                    "--log-path", str(target / "logs"),
+                    "--quiet",
+                ]
+            )  # fmt: skip
+        finally:
+            release_database()  # the profile keeps the file open for the whole build; the test reads it next
 
     def build_all(self) -> Warehouse:
         """dbt build of everything, every test passing."""
@@ -162,18 +166,39 @@ def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Wareh
     yield Warehouse(REPO_ROOT, tmp_path / "warehouse.duckdb")
 
 
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Warehouse]) -> Warehouse:
+    """A warehouse built once per test session, whichever xdist worker asks first (under a lock, in the folder
+    the workers share), and copied into this worker's own folder: each worker reads its own file."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = tmp_path_factory.getbasetemp().parent if worker else tmp_path_factory.getbasetemp()
+    built = shared / f"built-{name}"
+    with (shared / f"built-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (built / "done").exists():
+            shutil.rmtree(built, ignore_errors=True)
+            build(built)
+            (built / "done").touch()
+    return Warehouse(REPO_ROOT, built / "warehouse.duckdb").copy(tmp_path_factory.mktemp(name))
+
+
 @pytest.fixture(scope="session")
 def lesson(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
     """The lesson: keyword_overlap's run of the Docent questions, built. Read it; change a .copy()."""
-    folder = tmp_path_factory.mktemp("lesson")
-    return Warehouse(REPO_ROOT, folder / "warehouse.duckdb").ranked("--retriever", "keyword_overlap").build_all()
+
+    def build(folder: Path) -> Warehouse:
+        folder.mkdir(parents=True)
+        return Warehouse(REPO_ROOT, folder / "warehouse.duckdb").ranked("--retriever", "keyword_overlap").build_all()
+
+    return built_once(tmp_path_factory, "lesson", build)
 
 
 @pytest.fixture(scope="session")
 def every_retriever(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
     """Every installed retriever's run of the Docent questions (rank --all), built. Read it; change a .copy().
     It starts from a copy of the lesson's warehouse, whose seeds are loaded: --all ranks keyword_overlap again."""
-    return lesson.copy(tmp_path_factory.mktemp("every-retriever")).ranked("--all").build_all()
+    return built_once(
+        tmp_path_factory, "every-retriever", lambda folder: lesson.copy(folder).ranked("--all").build_all()
+    )
 
 
 @pytest.fixture
