@@ -1,4 +1,5 @@
-{#- The cutoffs k of every @k measure, from the `k_values` var, as a one-column relation (k).
+{#- The default cutoffs k of every @k measure, from the `k_values` var, for a collection without its own
+    (int_collection_settings).
     Accepts a YAML list ([1, 2, 3]), one integer, or a comma-separated string ("1,5,10"). -#}
 {% macro cutoff_values() -%}
     {%- set raw = var('k_values') -%}
@@ -21,12 +22,4 @@
         {{ exceptions.raise_compiler_error("var k_values is empty: give at least one cutoff, e.g. [1, 2, 3]") }}
     {%- endif -%}
     {{ return(ks | sort) }}
-{%- endmacro %}
-
-{% macro cutoffs() -%}
-    (
-    {%- for k in cutoff_values() %}
-        select cast({{ k }} as integer) as k{% if not loop.last %} union all{% endif %}
-    {%- endfor %}
-    )
 {%- endmacro %}

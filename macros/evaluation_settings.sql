@@ -41,13 +41,23 @@
     {{ return(text | int) }}
 {%- endmacro %}
 
-{#- Every setting above, as one JSON object: stored with each run's values (run_measures.evaluation_settings). -#}
-{% macro evaluation_settings_json() -%}
-    {{ return(tojson({
+{#- The settings above that every collection shares, as a mapping; the cutoffs are each collection's own
+    (int_collection_settings). -#}
+{% macro evaluation_settings() -%}
+    {{ return({
         "averaging": averaging_mode(),
         "relevance_level": relevance_level(),
         "judged_docs_only": judged_docs_only(),
-        "err_max_grade": err_max_grade(),
-        "k_values": cutoff_values()
-    }, sort_keys=true)) }}
+        "err_max_grade": err_max_grade()
+    }) }}
+{%- endmacro %}
+
+{#- Every setting a collection's values were computed under, as one JSON object (run_measures.evaluation_settings):
+    SQL joining evaluation_settings() with the collection's cutoffs, `k_list` (an SQL expression: the cutoffs
+    in order, joined by ', '), with sorted keys as tojson writes them. -#}
+{% macro evaluation_settings_json(k_list) -%}
+    {%- set settings = evaluation_settings() -%}
+    {%- do settings.update({"k_values": "__k_values__"}) -%}
+    {%- set parts = tojson(settings, sort_keys=true).split('"__k_values__"') -%}
+    concat({{ sql_string(parts[0]) }}, '[', {{ k_list }}, ']', {{ sql_string(parts[1]) }})
 {%- endmacro %}

@@ -49,13 +49,13 @@
     {%- endif -%}
 {% endmacro %}
 
-{#- Everything a build's numbers depend on besides the data and the models' own code: the vars that change
+{#- Everything a build's numbers depend on besides the data, the models' own code and the per-collection settings
+    (k_values, baseline_run_id: in each run's collection version, int_run_fingerprints): the vars that change
     numbers and the measure registry, hashed. A change to any of them recomputes every run. -#}
 {% macro settings_version() -%}
     {%- set settings = {
-        "evaluation": evaluation_settings_json(),
+        "evaluation": evaluation_settings(),
         "bootstrap": [var('bootstrap_resamples'), var('bootstrap_seed')],
-        "baseline_run_id": var('baseline_run_id'),
         "permutations": [var('n_permutations'), var('permutation_seed')],
         "max_outranking_docs_listed": var('max_outranking_docs_listed'),
         "tie_tolerance": tie_tolerance(),
@@ -126,7 +126,7 @@
         from {{ model_relation('int_run_fingerprints') }} as runs
         left join {{ model_relation('int_run_fingerprints') }} as baseline
             on baseline.collection_id = runs.collection_id
-            and baseline.run_id = '{{ var("baseline_run_id") }}'
+            and baseline.run_id = runs.baseline_run_id
         {%- for parent in parents %}
         left join {{ computations }} as parent_{{ loop.index }}
             on parent_{{ loop.index }}.model_name = '{{ parent }}'
@@ -203,7 +203,7 @@
         on planned.collection_id = runs.collection_id and planned.run_id = runs.run_id
     left join {{ model_relation('int_run_fingerprints') }} as baseline
         on baseline.collection_id = runs.collection_id
-        and baseline.run_id = '{{ var("baseline_run_id") }}'
+        and baseline.run_id = runs.baseline_run_id
     where planned.model_name = '{{ name }}';
     {%- if model.language == 'python' %}
     {#- dbt-duckdb leaves a Python incremental model's rows of this build in a table of its own (main.<model>

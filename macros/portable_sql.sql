@@ -38,6 +38,20 @@
         cast(null as double), (total, entry) -> coalesce(total, 0.0D) + entry.value)
 {%- endmacro %}
 
+{#- `expression` (text) of the group's rows joined by `separator`, in `order_by` order. -#}
+{% macro ordered_string_agg(expression, separator, order_by) -%}
+    {{ return(adapter.dispatch('ordered_string_agg', 'retrieval_metrics')(expression, separator, order_by)) }}
+{%- endmacro %}
+
+{% macro default__ordered_string_agg(expression, separator, order_by) -%}
+    string_agg({{ expression }}, '{{ separator }}' order by {{ order_by }})
+{%- endmacro %}
+
+{% macro spark__ordered_string_agg(expression, separator, order_by) -%}
+    concat_ws('{{ separator }}', transform(
+        array_sort(collect_list(struct({{ order_by }} as sort_key, {{ expression }} as value))), entry -> entry.value))
+{%- endmacro %}
+
 {#- Running concatenation: for each row, `expression` of every row of its partition up to and including it,
     in `order_by` order, joined by `separator`. -#}
 {% macro running_string_agg(expression, separator, partition_by, order_by) -%}

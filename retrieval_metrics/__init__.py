@@ -6,12 +6,13 @@ The package holds what runs next to dbt: warehouse access (warehouse), the one w
 marts (scorecard, report, export), progress bars (progress) and the `retrieval-metrics` command (cli).
 
 For notebooks (api): `write_run(collection_id, run_id, rows)` writes a run from scored rows, `build()` builds,
-`connect()` reads the marts as last published (the serving copy), `remove()` removes a run or a collection.
+`connect()` reads the marts as last published (the serving copy), `remove()` removes a run or a collection,
+`collection_settings()` shows or sets a collection's own settings (per_collection).
 """
 
 from typing import Any
 
-__all__ = ["build", "connect", "remove", "write_run"]
+__all__ = ["build", "collection_settings", "connect", "remove", "write_run"]
 
 
 def __getattr__(name: str) -> Any:

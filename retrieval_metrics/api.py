@@ -153,6 +153,24 @@ def remove(
         return remove_from(path, collection_id, run_id, judgments, whole_collection)
 
 
+def collection_settings(
+    collection_id: str, *, database: str | Path | None = None, wait: float = DEFAULT_WAIT, **values: object
+) -> str:
+    """Show, set or unset a collection's own settings, as `retrieval-metrics settings` does: e.g.
+    rm.collection_settings("trec-dl", k_values=[10, 100], baseline_run_id="bm25"); a value of None drops the collection's
+    own (the seed's, else the dbt var's, applies again). Returns its line; the next rm.build() recomputes
+    that collection only."""
+    from retrieval_metrics.per_collection import set_settings
+
+    path = database_path(database)
+    given = {name: value for name, value in values.items() if value is not None}
+    unset = [name for name, value in values.items() if value is None]
+    if not values:
+        return set_settings(path, collection_id)
+    with queued_writer(path, f"settings {collection_id}", wait):
+        return set_settings(path, collection_id, given, unset)
+
+
 def connect(database: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the marts as last published: the serving copy (or the file `database` names),
     opened afresh, so it shows the latest build even while an earlier connection of this process is still open

@@ -145,6 +145,27 @@ def remove(args: argparse.Namespace) -> str:
         return remove_from(database, args.collection, args.run_id, args.judgments, args.all)
 
 
+def settings(args: argparse.Namespace) -> str:
+    import yaml
+
+    from retrieval_metrics.per_collection import set_settings
+
+    values: dict[str, object] = {}
+    for assignment in args.set:
+        name, equals, text = assignment.partition("=")
+        if not equals or not name:
+            raise InputError(f"--set {assignment!r} is not NAME=VALUE, e.g. --set k_values=10,100")
+        try:
+            values[name] = yaml.safe_load(text)
+        except yaml.YAMLError:
+            values[name] = text
+    database = database_path(args.db)
+    if not values and not args.unset:
+        return set_settings(database, args.collection)
+    with queued(args, database, f"settings {args.collection}"):
+        return set_settings(database, args.collection, values, args.unset)
+
+
 def scorecard(args: argparse.Namespace) -> str:
     from retrieval_metrics.scorecard import scorecard as render
 
@@ -278,6 +299,15 @@ def parser() -> Parser:
     removed.add_argument("--all", action="store_true", help="remove everything of the collection (with --yes)")
     removing.add_argument("--yes", action="store_true", help="confirm --all")
     add_writer_options(removing)
+
+    setting = command("settings", settings, "show or set a collection's own settings (k_values, baseline_run_id); "
+                      "the next build recomputes that collection only")
+    setting.add_argument("--collection", required=True, help="the collection")
+    setting.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                         help="give the collection its own value (repeatable): k_values=10,100, baseline_run_id=bm25")
+    setting.add_argument("--unset", action="append", default=[], metavar="NAME",
+                         help="drop the collection's own value: the seed's, else the dbt var's, applies again")
+    add_writer_options(setting)
 
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read "
                        "(--target spark: on Spark, from $RETRIEVAL_DB's raw tables)")

@@ -16,7 +16,7 @@ import duckdb
 from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_identifier, connect, transaction
 
 RUN_TABLES = ("rankings", "chunk_rankings", "question_latencies", "runs")
-COLLECTION_TABLES = ("qrels", "questions", "documents", "doc_embeddings")
+COLLECTION_TABLES = ("qrels", "questions", "documents", "doc_embeddings", "collection_settings")
 REMOVALS_DDL = """
 create table if not exists raw.removals (
     collection_id varchar not null,

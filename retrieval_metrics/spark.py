@@ -36,6 +36,7 @@ RAW_TABLES = {
     "qrels": "collection_id, question_id, doc_id",
     "question_latencies": "collection_id, run_id, question_id",
     "chunk_rankings": "collection_id, run_id, question_id, rank",
+    "collection_settings": "collection_id, setting, value",
 }
 
 

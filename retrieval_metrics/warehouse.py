@@ -85,6 +85,13 @@ create table if not exists raw.qrels (
     doc_id varchar not null,
     relevance integer not null
 );
+-- a collection's own evaluation settings (`retrieval-metrics settings`), one row per value: k_values has one
+-- row per cutoff
+create table if not exists raw.collection_settings (
+    collection_id varchar not null,
+    setting varchar not null,
+    value varchar not null
+);
 """
 
 

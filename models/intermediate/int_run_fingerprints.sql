@@ -1,5 +1,6 @@
 -- One row per run: a fingerprint of the data its rows in the per-run models are computed from (the run's
--- version, its collection's judgments and questions), with its parts. The per-run models add the baseline
+-- version, its collection's judgments, questions and own settings), with its parts and the collection's
+-- baseline run. The per-run models add the baseline
 -- run's version, the settings and their own code, and compare the result with what they recorded
 -- (macros/incremental_runs.sql) to find the runs to compute.
 
@@ -23,19 +24,32 @@ question_versions as (
     group by collection_id
 ),
 
+settings_versions as (
+    select
+        collection_id,
+        max(case when setting = 'baseline_run_id' then value end) as baseline_run_id,
+        {{ unordered_hash_agg(['setting', 'value']) }} as settings_hash
+    from {{ ref('int_collection_settings') }}
+    group by collection_id
+),
+
 versioned as (
     select
         runs.collection_id,
         runs.run_id,
         runs.run_version,
+        settings_versions.baseline_run_id,
         concat_ws(
-            '/', coalesce(judgment_versions.judgments_hash, 'none'), coalesce(question_versions.questions_hash, 'none')
+            '/', coalesce(judgment_versions.judgments_hash, 'none'), coalesce(question_versions.questions_hash, 'none'),
+            coalesce(settings_versions.settings_hash, 'none')
         ) as collection_version
     from runs
     left join judgment_versions
         on runs.collection_id = judgment_versions.collection_id
     left join question_versions
         on runs.collection_id = question_versions.collection_id
+    left join settings_versions
+        on runs.collection_id = settings_versions.collection_id
 )
 
 select
@@ -43,5 +57,6 @@ select
     run_id,
     cast(md5(concat_ws('|', run_version, collection_version)) as string) as fingerprint,
     cast(run_version as string) as run_version,
-    cast(collection_version as string) as collection_version
+    cast(collection_version as string) as collection_version,
+    cast(baseline_run_id as string) as baseline_run_id
 from versioned

@@ -9,8 +9,11 @@ judged_docs as (
     {{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}
 ),
 
+-- each collection's cutoffs (its own k_values, else the var's)
 cutoffs as (
-    select k from {{ cutoffs() }} as cutoff_values
+    select collection_id, cast(value as integer) as k
+    from {{ ref('int_collection_settings') }}
+    where setting = 'k_values'
 ),
 
 -- the best top k possible: the positive grades, highest first
@@ -29,7 +32,8 @@ ideal_at_k as (
             'ideal.ideal_rank'
         ) }} as ideal_exp_dcg
     from {{ ref('int_ideal_rankings') }} as ideal
-    cross join cutoffs
+    inner join cutoffs
+        on ideal.collection_id = cutoffs.collection_id
     group by ideal.collection_id, ideal.question_id, cutoffs.k
 ),
 
@@ -45,7 +49,8 @@ measure_inputs as (
         coalesce(ideal_at_k.ideal_exp_dcg, 0.0) as ideal_exp_dcg,
         {{ measure_input_columns('run_questions', 'judged_docs') }}
     from run_questions
-    cross join cutoffs
+    inner join cutoffs
+        on run_questions.collection_id = cutoffs.collection_id
     left join ideal_at_k
         on run_questions.collection_id = ideal_at_k.collection_id
         and run_questions.question_id = ideal_at_k.question_id

@@ -13,6 +13,13 @@ with question_measures as (
         )
 ),
 
+-- each collection's baseline run (its own baseline_run_id, else the var's)
+baselines as (
+    select collection_id, value as baseline_run_id
+    from {{ ref('int_collection_settings') }}
+    where setting = 'baseline_run_id'
+),
+
 -- the runs this build computes (macros/incremental_runs.sql); the baseline's values are read whatever it plans
 candidates as (
     {{ rows_of_planned_runs('question_measures') }}
@@ -31,12 +38,14 @@ paired as (
         baseline.value as baseline_value,
         candidate.value - baseline.value as difference
     from candidates as candidate
+    inner join baselines
+        on candidate.collection_id = baselines.collection_id
     inner join question_measures as baseline
         on candidate.collection_id = baseline.collection_id
+        and baselines.baseline_run_id = baseline.run_id
         and candidate.question_id = baseline.question_id
         and candidate.measure_name = baseline.measure_name
-    where baseline.run_id = '{{ var("baseline_run_id") }}'
-        and candidate.run_id <> baseline.run_id
+    where candidate.run_id <> baseline.run_id
 )
 
 select

@@ -1,6 +1,6 @@
 -- One row per (collection, k, run): the run's run_metrics values, its rank among the collection's runs by
 -- NDCG@k, its place in the scorecard and report (run_position), its search latency where the run reports one (mean, p50, p95 over its questions), and for every one
--- of those measures its difference from the baseline run (var baseline_run_id) of the same collection. Every
+-- of those measures its difference from its collection's baseline run (int_collection_settings). Every
 -- measure against the baseline, with significance: run_comparisons.
 
 with run_metrics as (
@@ -18,9 +18,19 @@ latencies as (
     group by collection_id, run_id
 ),
 
+-- each collection's baseline run (its own baseline_run_id, else the var's)
+baselines as (
+    select collection_id, value as baseline_run_id
+    from {{ ref('int_collection_settings') }}
+    where setting = 'baseline_run_id'
+),
+
 baseline as (
-    select * from run_metrics
-    where run_id = '{{ var("baseline_run_id") }}'
+    select run_metrics.*
+    from run_metrics
+    inner join baselines
+        on run_metrics.collection_id = baselines.collection_id
+        and run_metrics.run_id = baselines.baseline_run_id
 ),
 
 -- the collection's headline: NDCG at its largest k
@@ -36,16 +46,18 @@ headlines as (
 -- the baseline first, then best headline first, ties by run id
 run_positions as (
     select
-        collection_id,
-        run_id,
+        headlines.collection_id,
+        headlines.run_id,
         cast(row_number() over (
-            partition by collection_id
+            partition by headlines.collection_id
             order by
-                case when run_id = '{{ var("baseline_run_id") }}' then 0 else 1 end,
-                headline_ndcg desc,
-                run_id
+                case when headlines.run_id = baselines.baseline_run_id then 0 else 1 end,
+                headlines.headline_ndcg desc,
+                headlines.run_id
         ) as integer) as run_position
     from headlines
+    left join baselines
+        on headlines.collection_id = baselines.collection_id
 )
 
 select

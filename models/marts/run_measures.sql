@@ -16,6 +16,16 @@ intervals as (
     {{ rows_of_planned_runs(ref('int_run_measure_intervals')) }}
 ),
 
+-- each collection's cutoffs, as its evaluation_settings lists them
+collection_cutoffs as (
+    select
+        collection_id,
+        {{ ordered_string_agg('value', ', ', 'cast(value as integer)') }} as k_list
+    from {{ ref('int_collection_settings') }}
+    where setting = 'k_values'
+    group by collection_id
+),
+
 totals as (
     select
         collection_id,
@@ -59,8 +69,10 @@ select
     cast(aggregated.value as double) as value,
     cast(intervals.ci_low as double) as ci_low,
     cast(intervals.ci_high as double) as ci_high,
-    cast({{ sql_string(evaluation_settings_json()) }} as string) as evaluation_settings
+    cast({{ evaluation_settings_json('collection_cutoffs.k_list') }} as string) as evaluation_settings
 from aggregated
+inner join collection_cutoffs
+    on aggregated.collection_id = collection_cutoffs.collection_id
 left join intervals
     on aggregated.collection_id = intervals.collection_id
     and aggregated.run_id = intervals.run_id

@@ -1,0 +1,131 @@
+"""A collection's own evaluation settings, kept in the warehouse (raw.collection_settings), so that one warehouse
+holds collections evaluated each its own way: Docent at k = 1, 2, 3 against keyword_overlap, a TREC collection
+at k = 10, 100 against its own baseline, in one build.
+
+    retrieval-metrics settings --collection C                               # what the next build uses
+    retrieval-metrics settings --collection C --set k_values=10,100 --set baseline_run_id=bm25
+    retrieval-metrics settings --collection C --unset k_values              # back to the seed's, or the var's
+
+A setting comes from one place, the first that has it: the warehouse (this command, rm.collection_settings), the seed
+collection_settings (the shipped collections'), the dbt var (the default for every other collection). The build
+reads them in int_collection_settings; a changed setting recomputes that collection's runs only
+(docs/measures.md#settings-per-collection). A bad setting is refused in one line naming the collection and the
+setting, exit 2, nothing changed.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import duckdb
+
+from retrieval_metrics.settings import cutoffs, identifier, project_defaults
+from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_identifier, connect, transaction
+
+RULES = {"k_values": cutoffs, "baseline_run_id": identifier}  # the settings a collection may have of its own
+
+
+def values_of(setting: str, value: object) -> list[str]:
+    """A setting's value as the rows that store it: k_values' cutoffs, distinct and in order; one row otherwise."""
+    if setting != "k_values":
+        return [str(value)]
+    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+    return [str(k) for k in sorted({int(str(item).strip()) for item in items})]
+
+
+def seed_settings(collection_id: str) -> dict[str, list[str]]:
+    """The collection's settings in the seed collection_settings (the shipped collections')."""
+    from retrieval_metrics.collections import seed_file
+
+    found: dict[str, list[str]] = {}
+    with seed_file("collection_settings").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["collection_id"] == collection_id:
+                found.setdefault(row["setting"], []).append(row["value"])
+    return found
+
+
+def stored_settings(con: duckdb.DuckDBPyConnection, collection_id: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    rows = con.execute(
+        "select setting, value from raw.collection_settings where collection_id = ? order by setting, value",
+        [collection_id],
+    ).fetchall()
+    for setting, value in rows:
+        found.setdefault(setting, []).append(value)
+    return found
+
+
+def described(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
+    """The collection's settings as the next build uses them, each with where it comes from."""
+    stored, seeded, defaults = stored_settings(con, collection_id), seed_settings(collection_id), project_defaults()
+    parts = []
+    for setting in RULES:
+        if setting in stored:
+            values, source = stored[setting], "set here"
+        elif setting in seeded:
+            values, source = seeded[setting], "the seed's"
+        else:
+            values, source = values_of(setting, defaults[setting]), "the var's"
+        shown = ", ".join(sorted(values, key=int)) if setting == "k_values" else values[0]
+        parts.append(f"{setting} {shown} ({source})")
+    return f"collection {collection_id}: " + "; ".join(parts)
+
+
+def check_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> None:
+    """InputError unless the collection has judgments: Docent's seeds, or an import's qrels."""
+    if collection_id == SEEDED_COLLECTION:
+        return
+    (judged,) = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone() or (0,)
+    if not judged:
+        raise InputError(f"collection {collection_id!r}: the warehouse has no such collection (import its judgments "
+                         "first)")  # fmt: skip
+
+
+def check_value(con: duckdb.DuckDBPyConnection, collection_id: str, setting: str, value: object) -> list[str]:
+    """The rows a setting's value is stored as; InputError naming the collection and the setting if it is bad."""
+    if setting not in RULES:
+        raise InputError(f"collection {collection_id!r}: no setting {setting!r} (a collection's own settings: "
+                         f"{', '.join(RULES)})")  # fmt: skip
+    reason = RULES[setting](value)
+    if reason is not None:
+        raise InputError(f"collection {collection_id!r}: setting {setting}: {value!r} {reason}")
+    values = values_of(setting, value)
+    if setting == "baseline_run_id":
+        runs = [run for (run,) in con.execute(
+            "select run_id from raw.runs where collection_id = ? order by run_id", [collection_id]).fetchall()]  # fmt: skip
+        if values[0] not in runs:
+            having = f"its runs: {', '.join(runs)}" if runs else "it has no runs yet"
+            raise InputError(f"collection {collection_id!r}: setting baseline_run_id: {values[0]!r} is not a run of "
+                             f"the collection ({having})")  # fmt: skip
+    return values
+
+
+def set_settings(
+    database: Path, collection_id: str, values: Mapping[str, object] | None = None, unset: Sequence[str] = ()
+) -> str:
+    """Give the collection these settings (`values`) and drop its own value of the `unset` ones, in one
+    transaction; the line describing its settings afterwards. Nothing given: only the line."""
+    check_identifier("collection", collection_id)
+    if not database.exists():
+        raise InputError(f"{database} does not exist: write a run or import a collection first")
+    values = dict(values or {})
+    for setting in unset:
+        if setting not in RULES:
+            raise InputError(f"collection {collection_id!r}: no setting {setting!r} to unset (a collection's own "
+                             f"settings: {', '.join(RULES)})")  # fmt: skip
+    both = sorted(set(values) & set(unset))
+    if both:
+        raise InputError(f"collection {collection_id!r}: setting {both[0]} both set and unset")
+    with connect(database) as con, transaction(con):
+        check_collection(con, collection_id)
+        rows = {setting: check_value(con, collection_id, setting, value) for setting, value in values.items()}
+        for setting in [*rows, *unset]:
+            con.execute("delete from raw.collection_settings where collection_id = ? and setting = ?",
+                        [collection_id, setting])  # fmt: skip
+        for setting, setting_values in rows.items():
+            con.executemany("insert into raw.collection_settings values (?, ?, ?)",
+                            [[collection_id, setting, value] for value in setting_values])  # fmt: skip
+        return described(con, collection_id)

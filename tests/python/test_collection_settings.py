@@ -1,0 +1,137 @@
+"""Settings per collection (retrieval_metrics/per_collection.py, int_collection_settings): one warehouse
+holds Docent at its seed's settings (k = 1, 2, 3, baseline keyword_overlap, its golden tests green) and an
+imported collection at its own (k = 5, 10, 100, baseline run0), built together in one build; its values equal
+pytrec_eval's at its cutoffs; a changed setting recomputes that collection's runs only; bad settings are refused
+in one line, exit 2, nothing changed."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import pytrec_eval
+
+import retrieval_metrics as rm
+from conftest import Warehouse, warehouse_checksums
+from test_trec_agreement import make_collection, parse_qrels, parse_run
+
+pytestmark = pytest.mark.dbt
+
+GEN_KS = [5, 10, 100]
+
+
+@pytest.fixture(scope="module")
+def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> tuple[Warehouse, Path, list[Path]]:
+    """The lesson's warehouse plus collection gen (two runs) on its own settings, built by the command (every
+    test, the lesson's golden values included)."""
+    folder = tmp_path_factory.mktemp("collection-settings")
+    qrels, runs = make_collection(random.Random(25), folder / "gen", n_runs=2)
+    warehouse = lesson.copy(folder / "warehouse")
+    for number, run in enumerate(runs):
+        judgments = ["--qrels", str(qrels)] if number == 0 else []
+        imported = warehouse.cli("import", "--collection", "gen", *judgments, "--run", str(run), "--run-id", f"run{number}")
+        assert imported.returncode == 0, imported.stderr
+    given = warehouse.cli("settings", "--collection", "gen", "--set", "k_values=100,5,10", "--set", "baseline_run_id=run0")
+    assert given.returncode == 0, given.stderr
+    assert given.stdout.strip() == (
+        "retrieval-metrics settings: collection gen: k_values 5, 10, 100 (set here); baseline_run_id run0 (set here)"
+    )
+    built = warehouse.cli("build")
+    assert built.returncode == 0, built.stdout + built.stderr
+    return warehouse, qrels, runs
+
+
+def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(two_collections) -> None:
+    warehouse, _, _ = two_collections
+    assert warehouse.rows("select collection_id, list(distinct k order by k) from run_metrics group by all order by 1") == [
+        ("docent", [1, 2, 3]), ("gen", GEN_KS)]  # fmt: skip
+    assert warehouse.rows(
+        "select distinct collection_id, run_id, baseline_run_id from question_comparisons order by all"
+    ) == [("gen", "run1", "run0")]  # docent has one run: its baseline
+    assert warehouse.rows(
+        "select collection_id, run_id, run_position, baseline_run_id from run_leaderboard where k in (2, 10) order by all"
+    ) == [("docent", "keyword_overlap", 1, "keyword_overlap"), ("gen", "run0", 1, "run0"), ("gen", "run1", 2, "run0")]
+    settings = dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures"))
+    assert '"k_values": [1, 2, 3]' in settings["docent"] and '"k_values": [5, 10, 100]' in settings["gen"]
+    assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
+                          "from intermediate.int_collection_settings group by all order by all") == [
+        ("docent", "baseline_run_id", ["keyword_overlap"], "seed"), ("docent", "k_values", ["1", "2", "3"], "seed"),
+        ("gen", "baseline_run_id", ["run0"], "warehouse"), ("gen", "k_values", ["10", "100", "5"], "warehouse"),
+    ]  # fmt: skip
+
+
+def test_the_values_at_the_collections_cutoffs_equal_pytrec_eval(two_collections) -> None:
+    warehouse, qrels_path, runs = two_collections
+    names = [f"{measure}_{k}" for measure in ("P", "recall", "ndcg_cut", "success") for k in GEN_KS]
+    cutoffs = ",".join(map(str, GEN_KS))
+    measures = {f"{measure}.{cutoffs}" for measure in ("P", "recall", "ndcg_cut", "success")}
+    evaluator = pytrec_eval.RelevanceEvaluator(parse_qrels(qrels_path), measures)
+    checked = 0
+    for number, run in enumerate(runs):
+        reference = evaluator.evaluate(parse_run(run))
+        ours = {(question, name): value for question, name, value in warehouse.rows(
+            "select question_id, measure_name, value from question_measures "
+            "where collection_id = 'gen' and run_id = ? and measure_name in (select unnest(?))",
+            [f"run{number}", names])}  # fmt: skip
+        for question, values in reference.items():
+            for name in names:
+                assert ours[(question, name)] == pytest.approx(values[name], abs=1e-12), (number, question, name)
+                checked += 1
+    assert checked > 300
+
+
+def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_path: Path) -> None:
+    warehouse = two_collections[0].copy(tmp_path)
+    docent_before = warehouse.rows("select * from question_measures where collection_id = 'docent' order by all")
+    assert warehouse.cli("settings", "--collection", "gen", "--set", "k_values=[10, 20]").returncode == 0
+    built = warehouse.cli("build")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert warehouse.rows("select collection_id, run_id from build_state.run_plans "
+                          "where model_name = 'question_measures' order by all") == [("gen", "run0"), ("gen", "run1")]
+    assert warehouse.rows("select distinct k from run_metrics where collection_id = 'gen' order by k") == [(10,), (20,)]
+    assert warehouse.rows("select * from question_measures where collection_id = 'docent' order by all") == docent_before
+
+    # unset: the var's default again (k = 1, 2, 3), through the notebook's call; Docent keeps its seed's
+    line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None)
+    assert line == "collection gen: k_values 1, 2, 3 (the var's); baseline_run_id run0 (set here)"
+    assert rm.collection_settings("docent", database=warehouse.db_path) == (
+        "collection docent: k_values 1, 2, 3 (the seed's); baseline_run_id keyword_overlap (the seed's)")
+
+
+def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_collections, tmp_path: Path) -> None:
+    warehouse = two_collections[0].copy(tmp_path)
+    assert warehouse.cli("settings", "--collection", "gen", "--unset", "k_values").returncode == 0
+    warehouse.build("--vars", "{k_values: [4, 8]}")  # the lesson's golden tests run too: Docent keeps k = 1..3
+    assert warehouse.rows("select collection_id, list(distinct k order by k) from run_metrics group by all order by 1") == [
+        ("docent", [1, 2, 3]), ("gen", [4, 8])]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--collection", "gen", "--set", "k_values=0"], "collection 'gen': setting k_values: 0 holds '0', not a positive integer"),
+        (["--collection", "gen", "--set", "k_values=5,x"], "collection 'gen': setting k_values: '5,x' holds 'x', not a positive integer"),
+        (["--collection", "gen", "--set", "baseline_run_id=nope"],
+         "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
+        (["--collection", "gen", "--set", "relevance=2"],
+         "collection 'gen': no setting 'relevance' (a collection's own settings: k_values, baseline_run_id)"),
+        (["--collection", "gen", "--set", "k_values"], "--set 'k_values' is not NAME=VALUE, e.g. --set k_values=10,100"),
+        (["--collection", "gen", "--set", "k_values=5", "--unset", "k_values"], "collection 'gen': setting k_values both set and unset"),
+        (["--collection", "elsewhere", "--set", "k_values=5"],
+         "collection 'elsewhere': the warehouse has no such collection (import its judgments first)"),
+    ],
+)  # fmt: skip
+def test_bad_settings_are_refused_in_one_line_and_change_nothing(two_collections, args, message) -> None:
+    warehouse = two_collections[0]
+    before = warehouse_checksums(warehouse.db_path)
+    refused = warehouse.cli("settings", *args)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == f"retrieval-metrics settings: error: {message}"
+    assert warehouse_checksums(warehouse.db_path) == before
+
+
+def test_removing_a_collection_removes_its_settings(two_collections, tmp_path: Path) -> None:
+    warehouse = two_collections[0].copy(tmp_path)
+    assert warehouse.cli("remove", "--collection", "gen", "--all", "--yes").returncode == 0
+    assert warehouse.rows("select count(*) from raw.collection_settings where collection_id = 'gen'") == [(0,)]
