@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from retrieval_metrics.settings import check_vars
-from retrieval_metrics.warehouse import PROG, CommandFailed, InputError, database_error, serving_path, shown
+from retrieval_metrics.warehouse import (
+    PROG,
+    CommandFailed,
+    InputError,
+    connect,
+    database_error,
+    serving_path,
+    shown,
+    transaction,
+)
 
 if TYPE_CHECKING:
     from retrieval_metrics.dbt_runner import InProcessDbt
@@ -76,7 +85,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
 
 def is_built(database: Path) -> bool:
     """Whether every mart exists: a build of what depends on the raw tables is then enough."""
-    from retrieval_metrics.warehouse import MARTS, connect
+    from retrieval_metrics.warehouse import MARTS
 
     with connect(database, read_only=True) as con:
         present = {name for (name,) in con.execute(
@@ -92,6 +101,21 @@ def build_paths(database: Path) -> tuple[Path, Path]:
         raise InputError(f"the serving copy and the build database are the same file {shown(database)}: "
                          "set RETRIEVAL_SERVING_DB to another path")  # fmt: skip
     return database, serving
+
+
+def add_missing_raw_tables(database: Path) -> None:
+    """Create the raw tables a warehouse written by an earlier version lacks (each write command creates them all),
+    so that its first build with this version finds every source. A warehouse never written is left to dbt's
+    one-line refusal (macros/check_raw_sources.sql)."""
+    if not database.exists():
+        return
+    with connect(database, read_only=True) as con:
+        (found,) = con.execute("select list(table_name order by table_name) from duckdb_tables() "
+                               "where schema_name = 'raw' and table_name in ('runs', 'collection_settings')"
+                               ).fetchone() or ([],)  # fmt: skip
+    if found == ["runs"]:  # written by a version before the newest raw table
+        with connect(database) as con, transaction(con):
+            pass  # the transaction creates the raw tables that are missing
 
 
 def check_unlocked(database: Path) -> None:
@@ -147,6 +171,7 @@ def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool 
     from retrieval_metrics.up_to_date import build_inputs, last_build, record_build, selects_nodes, take_force
 
     database, serving = build_paths(database)
+    add_missing_raw_tables(database)
     dbt_args, force = take_force(dbt_args)
     check_vars(database, dbt_args)
     last = None if force else last_build(database)

@@ -78,7 +78,9 @@ def check_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> None
     """InputError unless the collection has judgments: Docent's seeds, or an import's qrels."""
     if collection_id == SEEDED_COLLECTION:
         return
-    (judged,) = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone() or (0,)
+    (judged,) = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone() or (
+        0,
+    )
     if not judged:
         raise InputError(f"collection {collection_id!r}: the warehouse has no such collection (import its judgments "
                          "first)")  # fmt: skip

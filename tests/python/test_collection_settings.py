@@ -9,11 +9,13 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import duckdb
 import pytest
 import pytrec_eval
 
 import retrieval_metrics as rm
 from conftest import Warehouse, warehouse_checksums
+from retrieval_metrics.building import add_missing_raw_tables
 from test_trec_agreement import make_collection, parse_qrels, parse_run
 
 pytestmark = pytest.mark.dbt
@@ -30,9 +32,13 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
     warehouse = lesson.copy(folder / "warehouse")
     for number, run in enumerate(runs):
         judgments = ["--qrels", str(qrels)] if number == 0 else []
-        imported = warehouse.cli("import", "--collection", "gen", *judgments, "--run", str(run), "--run-id", f"run{number}")
+        imported = warehouse.cli(
+            "import", "--collection", "gen", *judgments, "--run", str(run), "--run-id", f"run{number}"
+        )
         assert imported.returncode == 0, imported.stderr
-    given = warehouse.cli("settings", "--collection", "gen", "--set", "k_values=100,5,10", "--set", "baseline_run_id=run0")
+    given = warehouse.cli(
+        "settings", "--collection", "gen", "--set", "k_values=100,5,10", "--set", "baseline_run_id=run0"
+    )
     assert given.returncode == 0, given.stderr
     assert given.stdout.strip() == (
         "retrieval-metrics settings: collection gen: k_values 5, 10, 100 (set here); baseline_run_id run0 (set here)"
@@ -87,16 +93,20 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
     assert warehouse.cli("settings", "--collection", "gen", "--set", "k_values=[10, 20]").returncode == 0
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
-    assert warehouse.rows("select collection_id, run_id from build_state.run_plans "
-                          "where model_name = 'question_measures' order by all") == [("gen", "run0"), ("gen", "run1")]
+    assert warehouse.rows(
+        "select collection_id, run_id from build_state.run_plans where model_name = 'question_measures' order by all"
+    ) == [("gen", "run0"), ("gen", "run1")]
     assert warehouse.rows("select distinct k from run_metrics where collection_id = 'gen' order by k") == [(10,), (20,)]
-    assert warehouse.rows("select * from question_measures where collection_id = 'docent' order by all") == docent_before
+    assert (
+        warehouse.rows("select * from question_measures where collection_id = 'docent' order by all") == docent_before
+    )
 
     # unset: the var's default again (k = 1, 2, 3), through the notebook's call; Docent keeps its seed's
     line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None)
     assert line == "collection gen: k_values 1, 2, 3 (the var's); baseline_run_id run0 (set here)"
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
-        "collection docent: k_values 1, 2, 3 (the seed's); baseline_run_id keyword_overlap (the seed's)")
+        "collection docent: k_values 1, 2, 3 (the seed's); baseline_run_id keyword_overlap (the seed's)"
+    )
 
 
 def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_collections, tmp_path: Path) -> None:
@@ -135,3 +145,16 @@ def test_removing_a_collection_removes_its_settings(two_collections, tmp_path: P
     warehouse = two_collections[0].copy(tmp_path)
     assert warehouse.cli("remove", "--collection", "gen", "--all", "--yes").returncode == 0
     assert warehouse.rows("select count(*) from raw.collection_settings where collection_id = 'gen'") == [(0,)]
+
+
+def test_a_warehouse_written_before_the_settings_table_gets_it_at_its_next_build(
+    lesson: Warehouse, tmp_path: Path
+) -> None:
+    warehouse = lesson.copy(tmp_path)
+    with duckdb.connect(str(warehouse.db_path)) as con:
+        con.execute("drop table raw.collection_settings")
+    add_missing_raw_tables(warehouse.db_path)  # what build_database does first
+    assert warehouse.rows("select count(*) from raw.collection_settings") == [(0,)]
+    bytes_before = warehouse.db_path.read_bytes()
+    add_missing_raw_tables(warehouse.db_path)  # nothing missing: the file is not written
+    assert warehouse.db_path.read_bytes() == bytes_before
