@@ -155,8 +155,8 @@ def settings(args: argparse.Namespace) -> str:
         name, equals, text = assignment.partition("=")
         if not equals or not name:
             raise InputError(f"--set {assignment!r} is not NAME=VALUE, e.g. --set k_values=10,100")
-        try:
-            values[name] = yaml.safe_load(text)
+        try:  # a YAML list, [10, 100]; anything else as written (10,100; a run id)
+            values[name] = yaml.safe_load(text) if text.lstrip().startswith("[") else text
         except yaml.YAMLError:
             values[name] = text
     database = database_path(args.db)

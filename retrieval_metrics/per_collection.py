@@ -48,7 +48,12 @@ def seed_settings(collection_id: str) -> dict[str, list[str]]:
 
 
 def stored_settings(con: duckdb.DuckDBPyConnection, collection_id: str) -> dict[str, list[str]]:
+    """The collection's settings in raw.collection_settings (none in a warehouse written before that table)."""
     found: dict[str, list[str]] = {}
+    exists = con.execute("select count(*) from duckdb_tables() "
+                         "where schema_name = 'raw' and table_name = 'collection_settings'").fetchone()  # fmt: skip
+    if not (exists and exists[0]):
+        return found
     rows = con.execute(
         "select setting, value from raw.collection_settings where collection_id = ? order by setting, value",
         [collection_id],
@@ -78,10 +83,8 @@ def check_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> None
     """InputError unless the collection has judgments: Docent's seeds, or an import's qrels."""
     if collection_id == SEEDED_COLLECTION:
         return
-    (judged,) = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone() or (
-        0,
-    )
-    if not judged:
+    judged = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone()
+    if not (judged and judged[0]):
         raise InputError(f"collection {collection_id!r}: the warehouse has no such collection (import its judgments "
                          "first)")  # fmt: skip
 
@@ -121,6 +124,10 @@ def set_settings(
     both = sorted(set(values) & set(unset))
     if both:
         raise InputError(f"collection {collection_id!r}: setting {both[0]} both set and unset")
+    if not values and not unset:  # only shown: read-only
+        with connect(database, read_only=True) as con:
+            check_collection(con, collection_id)
+            return described(con, collection_id)
     with connect(database) as con, transaction(con):
         check_collection(con, collection_id)
         rows = {setting: check_value(con, collection_id, setting, value) for setting, value in values.items()}
