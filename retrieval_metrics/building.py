@@ -104,16 +104,15 @@ def build_paths(database: Path) -> tuple[Path, Path]:
 
 
 def add_missing_raw_tables(database: Path) -> None:
-    """Create the raw tables a warehouse written by an earlier version lacks (each write command creates them all),
-    so that its first build with this version finds every source. A warehouse never written is left to dbt's
-    one-line refusal (macros/check_raw_sources.sql)."""
+    """Create the raw tables (dbt sources) a warehouse written by an earlier version lacks (each write command
+    creates them all), so that its first build with this version finds every source. A warehouse never written
+    is left to dbt's one-line refusal (macros/check_raw_sources.sql)."""
     if not database.exists():
         return
     with connect(database, read_only=True) as con:
-        (found,) = con.execute("select list(table_name order by table_name) from duckdb_tables() "
-                               "where schema_name = 'raw' and table_name in ('runs', 'collection_settings')"
-                               ).fetchone() or ([],)  # fmt: skip
-    if found == ["runs"]:  # written by a version before the newest raw table
+        present = {name for (name,) in con.execute(
+            "select table_name from duckdb_tables() where schema_name = 'raw'").fetchall()}  # fmt: skip
+    if "runs" in present and raw_sources() - present:
         with connect(database) as con, transaction(con):
             pass  # the transaction creates the raw tables that are missing
 

@@ -21,8 +21,9 @@ from pathlib import Path
 
 import duckdb
 
+from retrieval_metrics.raw_tables import check_judged
 from retrieval_metrics.settings import cutoffs, identifier, project_defaults
-from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_identifier, connect, transaction
+from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
 
 RULES = {"k_values": cutoffs, "baseline_run_id": identifier}  # the settings a collection may have of its own
 
@@ -79,16 +80,6 @@ def described(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     return f"collection {collection_id}: " + "; ".join(parts)
 
 
-def check_collection(con: duckdb.DuckDBPyConnection, collection_id: str) -> None:
-    """InputError unless the collection has judgments: Docent's seeds, or an import's qrels."""
-    if collection_id == SEEDED_COLLECTION:
-        return
-    judged = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone()
-    if not (judged and judged[0]):
-        raise InputError(f"collection {collection_id!r}: the warehouse has no such collection (import its judgments "
-                         "first)")  # fmt: skip
-
-
 def check_value(con: duckdb.DuckDBPyConnection, collection_id: str, setting: str, value: object) -> list[str]:
     """The rows a setting's value is stored as; InputError naming the collection and the setting if it is bad."""
     if setting not in RULES:
@@ -126,10 +117,10 @@ def set_settings(
         raise InputError(f"collection {collection_id!r}: setting {both[0]} both set and unset")
     if not values and not unset:  # only shown: read-only
         with connect(database, read_only=True) as con:
-            check_collection(con, collection_id)
+            check_judged(con, collection_id)
             return described(con, collection_id)
     with connect(database) as con, transaction(con):
-        check_collection(con, collection_id)
+        check_judged(con, collection_id)
         rows = {setting: check_value(con, collection_id, setting, value) for setting, value in values.items()}
         for setting in [*rows, *unset]:
             con.execute("delete from raw.collection_settings where collection_id = ? and setting = ?",

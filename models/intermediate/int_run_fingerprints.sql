@@ -1,8 +1,7 @@
 -- One row per run: a fingerprint of the data its rows in the per-run models are computed from (the run's
 -- version, its collection's judgments, questions and own settings), with its parts and the collection's
--- baseline run. The per-run models add the baseline
--- run's version, the settings and their own code, and compare the result with what they recorded
--- (macros/incremental_runs.sql) to find the runs to compute.
+-- baseline run. The per-run models add the baseline run's version, the settings and their own code, and
+-- compare the result with what they recorded (macros/incremental_runs.sql) to find the runs to compute.
 
 with runs as (
     select * from {{ ref('stg_raw__runs') }}

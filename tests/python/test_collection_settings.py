@@ -129,7 +129,7 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
         (["--collection", "gen", "--set", "k_values"], "--set 'k_values' is not NAME=VALUE, e.g. --set k_values=10,100"),
         (["--collection", "gen", "--set", "k_values=5", "--unset", "k_values"], "collection 'gen': setting k_values both set and unset"),
         (["--collection", "elsewhere", "--set", "k_values=5"],
-         "collection 'elsewhere': the warehouse has no such collection (import its judgments first)"),
+         "collection 'elsewhere' has no judgments yet: import --qrels (or --beir) first"),
     ],
 )  # fmt: skip
 def test_bad_settings_are_refused_in_one_line_and_change_nothing(two_collections, args, message) -> None:
