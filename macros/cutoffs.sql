@@ -11,7 +11,7 @@
     {%- set ks = [] -%}
     {%- for value in raw -%}
         {%- set text = (value | string) | trim -%}
-        {%- if not text.isdigit() or (text | int) < 1 -%}
+        {%- if not text.isdigit() or (text | int) < 1 or (text | int) > 2147483647 -%}
             {{ exceptions.raise_compiler_error("var k_values: " ~ (value | string) ~ " is not a positive integer (got " ~ (var('k_values') | string) ~ ")") }}
         {%- endif -%}
         {%- if (text | int) not in ks -%}

@@ -37,13 +37,19 @@ def boolean(value: object) -> str | None:
     return None if is_boolean else "is not true or false"
 
 
+MAX_CUTOFF = 2**31 - 1  # k is a 32-bit integer in every model
+
+
 def cutoffs(value: object) -> str | None:
-    """k_values: a list, one integer, or "1,5,10"; each a positive integer, at least one."""
+    """k_values: a list, one integer, or "1,5,10"; each a positive 32-bit integer, at least one."""
     values = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
     if not values:
         return "is empty: give at least one cutoff, e.g. [1, 2, 3]"
     bad = [v for v in values if integer(1)(v) is not None]
-    return f"holds {str(bad[0]).strip()!r}, not a positive integer" if bad else None
+    if bad:
+        return f"holds {str(bad[0]).strip()!r}, not a positive integer"
+    too_big = [v for v in values if int(str(v).strip()) > MAX_CUTOFF]
+    return f"holds {str(too_big[0]).strip()}, more than {MAX_CUTOFF}" if too_big else None
 
 
 def identifier(value: object) -> str | None:

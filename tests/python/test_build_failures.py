@@ -33,6 +33,7 @@ def error_lines(stderr: str) -> list[str]:
     ("settings", "message"),
     [
         ("{k_values: [0]}", "var k_values: [0] holds '0', not a positive integer"),
+        ("{k_values: [5, 2147483648]}", "var k_values: [5, 2147483648] holds 2147483648, more than 2147483647"),
         ("{k_values: [-1]}", "var k_values: [-1] holds '-1', not a positive integer"),
         ("{k_values: [1, abc]}", "var k_values: [1, 'abc'] holds 'abc', not a positive integer"),
         ("{k_values: []}", "var k_values: [] is empty: give at least one cutoff"),

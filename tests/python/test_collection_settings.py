@@ -121,6 +121,8 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
     ("args", "message"),
     [
         (["--collection", "gen", "--set", "k_values=0"], "collection 'gen': setting k_values: '0' holds '0', not a positive integer"),
+        (["--collection", "gen", "--set", "k_values=5,99999999999999999999"],
+         "collection 'gen': setting k_values: '5,99999999999999999999' holds 99999999999999999999, more than 2147483647"),
         (["--collection", "gen", "--set", "k_values=5,x"], "collection 'gen': setting k_values: '5,x' holds 'x', not a positive integer"),
         (["--collection", "gen", "--set", "baseline_run_id=nope"],
          "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
