@@ -1,4 +1,5 @@
-{#- The dbt vars that change the numbers, each checked once here (see dbt_project.yml and docs/measures.md). -#}
+{#- The dbt vars that change the numbers, each checked once here (see dbt_project.yml and docs/measures.md): the
+    defaults of every collection without a setting of its own (int_collection_settings). -#}
 
 {#- Which questions a run's value is taken over: all_questions (trec_eval -c) or retrieved_only (its default). -#}
 {% macro averaging_mode() -%}
@@ -39,25 +40,4 @@
         {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ text ~ " is not an integer >= " ~ minimum) }}
     {%- endif -%}
     {{ return(text | int) }}
-{%- endmacro %}
-
-{#- The settings above that every collection shares, as a mapping; the cutoffs are each collection's own
-    (int_collection_settings). -#}
-{% macro evaluation_settings() -%}
-    {{ return({
-        "averaging": averaging_mode(),
-        "relevance_level": relevance_level(),
-        "judged_docs_only": judged_docs_only(),
-        "err_max_grade": err_max_grade()
-    }) }}
-{%- endmacro %}
-
-{#- Every setting a collection's values were computed under, as one JSON object (run_measures.evaluation_settings):
-    SQL joining evaluation_settings() with the collection's cutoffs, `k_list` (an SQL expression: the cutoffs
-    in order, joined by ', '), with sorted keys as tojson writes them. -#}
-{% macro evaluation_settings_json(k_list) -%}
-    {%- set settings = evaluation_settings() -%}
-    {%- do settings.update({"k_values": "__k_values__"}) -%}
-    {%- set parts = tojson(settings, sort_keys=true).split('"__k_values__"') -%}
-    concat({{ sql_string(parts[0]) }}, '[', {{ k_list }}, ']', {{ sql_string(parts[1]) }})
 {%- endmacro %}

@@ -50,11 +50,10 @@
 {% endmacro %}
 
 {#- Everything a build's numbers depend on besides the data, the models' own code and the per-collection settings
-    (k_values, baseline_run_id: in each run's collection version, int_run_fingerprints): the vars that change
-    numbers and the measure registry, hashed. A change to any of them recomputes every run. -#}
+    (in each run's collection version, int_run_fingerprints): the vars that change numbers and the measure
+    registry, hashed. A change to any of them recomputes every run. -#}
 {% macro settings_version() -%}
     {%- set settings = {
-        "evaluation": evaluation_settings(),
         "bootstrap": [var('bootstrap_resamples'), var('bootstrap_seed')],
         "permutations": [var('n_permutations'), var('permutation_seed')],
         "max_outranking_docs_listed": var('max_outranking_docs_listed'),

@@ -300,11 +300,12 @@ def parser() -> Parser:
     removing.add_argument("--yes", action="store_true", help="confirm --all")
     add_writer_options(removing)
 
-    setting = command("settings", settings, "show or set a collection's own settings (k_values, baseline_run_id); "
+    setting = command("settings", settings, "show or set a collection's own settings (k_values, baseline_run_id, "
+                      "relevance_level, averaging, judged_docs_only, err_max_grade); "
                       "the next build recomputes that collection only")
     setting.add_argument("--collection", required=True, help="the collection")
     setting.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                         help="give the collection its own value (repeatable): k_values=10,100, baseline_run_id=bm25")
+                         help="give the collection its own value (repeatable): k_values=10,100, relevance_level=2")
     setting.add_argument("--unset", action="append", default=[], metavar="NAME",
                          help="drop the collection's own value: the seed's, else the dbt var's, applies again")
     add_writer_options(setting)

@@ -4,6 +4,7 @@ at k = 10, 100 against its own baseline, in one build.
 
     retrieval-metrics settings --collection C                               # what the next build uses
     retrieval-metrics settings --collection C --set k_values=10,100 --set baseline_run_id=bm25
+    retrieval-metrics settings --collection C --set relevance_level=2 --set averaging=retrieved_only
     retrieval-metrics settings --collection C --unset k_values              # back to the seed's, or the var's
 
 A setting comes from one place, the first that has it: the warehouse (this command, rm.collection_settings), the seed
@@ -22,18 +23,26 @@ from pathlib import Path
 import duckdb
 
 from retrieval_metrics.raw_tables import check_judged
-from retrieval_metrics.settings import cutoffs, identifier, project_defaults
+from retrieval_metrics.settings import RULES as VAR_RULES
+from retrieval_metrics.settings import project_defaults
 from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
 
-RULES = {"k_values": cutoffs, "baseline_run_id": identifier}  # the settings a collection may have of its own
+# the settings a collection may have of its own, each checked by the rule of the dbt var that is its default
+RULES = {name: VAR_RULES[name] for name in
+         ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade"]}  # fmt: skip
 
 
 def values_of(setting: str, value: object) -> list[str]:
-    """A setting's value as the rows that store it: k_values' cutoffs, distinct and in order; one row otherwise."""
-    if setting != "k_values":
-        return [str(value)]
-    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
-    return [str(k) for k in sorted({int(str(item).strip()) for item in items})]
+    """A setting's value as the rows that store it: k_values' cutoffs, distinct and in order; one row otherwise
+    (an integer as its digits, judged_docs_only as true or false)."""
+    if setting == "k_values":
+        items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+        return [str(k) for k in sorted({int(str(item).strip()) for item in items})]
+    if setting in {"relevance_level", "err_max_grade"}:
+        return [str(int(str(value).strip()))]
+    if setting == "judged_docs_only":
+        return [str(value).strip().lower()]
+    return [str(value)]
 
 
 def seed_settings(collection_id: str) -> dict[str, list[str]]:

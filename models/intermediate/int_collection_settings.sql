@@ -1,10 +1,12 @@
--- One row per value of each per-collection setting of every collection with judgments, as its runs are
--- evaluated: the collection's own values from the warehouse (`retrieval-metrics settings`), else from the seed
--- collection_settings, else the dbt var's (the default for every collection without its own). k_values has one
--- row per cutoff; baseline_run_id one row. A setting's values all come from one place.
+-- One row per value of each per-collection setting of every collection (with judgments or questions), as its
+-- runs are evaluated: the collection's own values from the warehouse (`retrieval-metrics settings`), else from
+-- the seed collection_settings, else the dbt var's (the default for every collection without its own). k_values
+-- has one row per cutoff, every other setting one row. A setting's values all come from one place.
 
 with collections as (
-    select distinct collection_id from {{ ref('int_qrels_unioned') }}
+    select collection_id from {{ ref('int_qrels_unioned') }}
+    union
+    select collection_id from {{ ref('int_questions_unioned') }}
 ),
 
 set_in_warehouse as (
@@ -32,6 +34,14 @@ defaults as (
     union all
     {%- endfor %}
     select 'baseline_run_id' as setting, cast('{{ var("baseline_run_id") }}' as string) as value
+    union all
+    select 'relevance_level' as setting, cast('{{ relevance_level() }}' as string) as value
+    union all
+    select 'averaging' as setting, cast('{{ averaging_mode() }}' as string) as value
+    union all
+    select 'judged_docs_only' as setting, cast('{{ judged_docs_only() | lower }}' as string) as value
+    union all
+    select 'err_max_grade' as setting, cast('{{ err_max_grade() }}' as string) as value
 ),
 
 by_default as (

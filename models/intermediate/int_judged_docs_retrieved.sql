@@ -1,7 +1,8 @@
 -- One row per judged document a run retrieved for a question (any grade, negative included): the only ranking
 -- rows the measures read, with the running counts they need at the document's position.
 -- Computed per run: only the runs this build plans (macros/incremental_runs.sql), as in every per-run model.
--- judged_docs_only (trec_eval -J): documents without a grade >= 0 are dropped and the rest re-ranked 1, 2, ...
+-- Under the collection's settings: is_relevant at its relevance_level, ERR's gains on its err_max_grade scale, and
+-- with judged_docs_only (trec_eval -J) documents without a grade >= 0 dropped and the rest re-ranked 1, 2, ...
 
 with rankings as (
     {{ rows_of_planned_runs(ref('stg_raw__rankings')) }}
@@ -9,6 +10,10 @@ with rankings as (
 
 qrels as (
     select * from {{ ref('int_qrels_unioned') }}
+),
+
+settings as (
+    select * from {{ ref('int_collection_evaluation_settings') }}
 ),
 
 joined as (
@@ -19,29 +24,31 @@ joined as (
         rankings.doc_id,
         rankings.rank,
         rankings.matched_terms,
-        qrels.relevance
+        qrels.relevance,
+        settings.judged_docs_only,
+        settings.relevance_level,
+        settings.err_max_grade
     from rankings
     inner join qrels
         on rankings.collection_id = qrels.collection_id
         and rankings.question_id = qrels.question_id
         and rankings.doc_id = qrels.doc_id
-    {% if judged_docs_only() -%}
-    where qrels.relevance >= 0
-    {%- endif %}
+    inner join settings
+        on rankings.collection_id = settings.collection_id
+    where qrels.relevance >= 0 or not settings.judged_docs_only
 ),
 
 graded as (
     select
         *,
-        {% if judged_docs_only() -%}
-        cast(row_number() over (partition by collection_id, run_id, question_id order by rank) as integer)
-        {%- else -%}
-        rank
-        {%- endif %} as position,
-        relevance >= {{ relevance_level() }} as is_relevant,
+        case when judged_docs_only
+            then cast(row_number() over (partition by collection_id, run_id, question_id order by rank) as integer)
+            else rank
+        end as position,
+        relevance >= relevance_level as is_relevant,
         cast(greatest(relevance, 0) as double) as gain,
         case when relevance > 0
-            then (power(2.0, least(relevance, {{ err_max_grade() }})) - 1.0) / power(2.0, {{ err_max_grade() }})
+            then (power(2.0, least(relevance, err_max_grade)) - 1.0) / power(2.0, err_max_grade)
             else 0.0
         end as err_gain
     from joined

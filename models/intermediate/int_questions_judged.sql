@@ -1,6 +1,6 @@
 -- One row per question of a collection: every known question (seeded or imported) plus any question found
 -- only in the qrels, with how many docs are judged for it, how many of those are relevant
--- (grade >= relevance_level) and how many judged not relevant (0 <= grade < relevance_level).
+-- (grade >= the collection's relevance_level) and how many judged not relevant (0 <= grade < relevance_level).
 
 with questions as (
     select * from {{ ref('int_questions_unioned') }}
@@ -10,16 +10,22 @@ qrels as (
     select * from {{ ref('int_qrels_unioned') }}
 ),
 
+settings as (
+    select * from {{ ref('int_collection_evaluation_settings') }}
+),
+
 judgment_counts as (
     select
-        collection_id,
-        question_id,
+        qrels.collection_id,
+        qrels.question_id,
         cast(count(*) as integer) as n_judged,
-        cast(sum(case when relevance >= {{ relevance_level() }} then 1 else 0 end) as integer) as n_relevant,
-        cast(sum(case when relevance >= 0 and relevance < {{ relevance_level() }} then 1 else 0 end) as integer)
-            as n_judged_nonrelevant
+        cast(sum(case when qrels.relevance >= settings.relevance_level then 1 else 0 end) as integer) as n_relevant,
+        cast(sum(case when qrels.relevance >= 0 and qrels.relevance < settings.relevance_level then 1 else 0 end)
+            as integer) as n_judged_nonrelevant
     from qrels
-    group by collection_id, question_id
+    inner join settings
+        on qrels.collection_id = settings.collection_id
+    group by qrels.collection_id, qrels.question_id
 ),
 
 question_ids as (

@@ -13,9 +13,12 @@ questions as (
     select * from {{ ref('int_questions_judged') }}
 ),
 
-relevant_judgments as (
-    select * from {{ ref('int_qrels_unioned') }}
-    where relevance >= {{ relevance_level() }}
+relevant_judgments as (  -- at the collection's relevance level
+    select qrels.*
+    from {{ ref('int_qrels_unioned') }} as qrels
+    inner join {{ ref('int_collection_evaluation_settings') }} as settings
+        on qrels.collection_id = settings.collection_id
+    where qrels.relevance >= settings.relevance_level
 ),
 
 judged_retrieved as (

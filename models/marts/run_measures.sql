@@ -1,5 +1,5 @@
 -- One row per (collection, run, measure[, k]): the run's value of every measure of the registry over its
--- averaged questions (var averaging), with a 95% bootstrap interval, and the settings it was computed with.
+-- averaged questions (the collection's averaging), with a 95% bootstrap interval, and the settings it was computed with.
 -- Aggregations as trec_eval's `all` line: the mean, the sum (num_ret, num_rel, num_rel_ret), or the geometric
 -- mean (gm_map: exp of the mean of the per-question ln(max(AP, 0.00001))). Sums run in question_id order.
 
@@ -16,14 +16,8 @@ intervals as (
     {{ rows_of_planned_runs(ref('int_run_measure_intervals')) }}
 ),
 
--- each collection's cutoffs, as its evaluation_settings lists them
-collection_cutoffs as (
-    select
-        collection_id,
-        {{ ordered_string_agg('value', ', ', 'cast(value as integer)') }} as k_list
-    from {{ ref('int_collection_settings') }}
-    where setting = 'k_values'
-    group by collection_id
+settings as (
+    select * from {{ ref('int_collection_evaluation_settings') }}
 ),
 
 totals as (
@@ -69,10 +63,10 @@ select
     cast(aggregated.value as double) as value,
     cast(intervals.ci_low as double) as ci_low,
     cast(intervals.ci_high as double) as ci_high,
-    cast({{ evaluation_settings_json('collection_cutoffs.k_list') }} as string) as evaluation_settings
+    cast(settings.evaluation_settings as string) as evaluation_settings
 from aggregated
-inner join collection_cutoffs
-    on aggregated.collection_id = collection_cutoffs.collection_id
+inner join settings
+    on aggregated.collection_id = settings.collection_id
 left join intervals
     on aggregated.collection_id = intervals.collection_id
     and aggregated.run_id = intervals.run_id

@@ -1,7 +1,7 @@
 """Settings per collection (retrieval_metrics/per_collection.py, int_collection_settings): one warehouse
 holds Docent at its seed's settings (k = 1, 2, 3, baseline keyword_overlap, its golden tests green) and an
-imported collection at its own (k = 5, 10, 100, baseline run0), built together in one build; its values equal
-pytrec_eval's at its cutoffs; a changed setting recomputes that collection's runs only; bad settings are refused
+imported collection at its own (k = 5, 10, 100, baseline run0, relevance level 2, trec_eval's default averaging),
+built together in one build; its values equal pytrec_eval's under its settings; a changed setting recomputes that collection's runs only; bad settings are refused
 in one line, exit 2, nothing changed."""
 
 from __future__ import annotations
@@ -37,11 +37,14 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
         )
         assert imported.returncode == 0, imported.stderr
     given = warehouse.cli(
-        "settings", "--collection", "gen", "--set", "k_values=100,5,10", "--set", "baseline_run_id=run0"
-    )
+        "settings", "--collection", "gen", "--set", "k_values=100,5,10", "--set", "baseline_run_id=run0",
+        "--set", "relevance_level=2", "--set", "averaging=retrieved_only",
+    )  # fmt: skip
     assert given.returncode == 0, given.stderr
     assert given.stdout.strip() == (
-        "retrieval-metrics settings: collection gen: k_values 5, 10, 100 (set here); baseline_run_id run0 (set here)"
+        "retrieval-metrics settings: collection gen: k_values 5, 10, 100 (set here); baseline_run_id run0 (set here); "
+        "relevance_level 2 (set here); averaging retrieved_only (set here); judged_docs_only false (the var's); "
+        "err_max_grade 4 (the var's)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -58,24 +61,39 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
     assert warehouse.rows(
         "select collection_id, run_id, run_position, baseline_run_id from run_leaderboard where k in (2, 10) order by all"
     ) == [("docent", "keyword_overlap", 1, "keyword_overlap"), ("gen", "run0", 1, "run0"), ("gen", "run1", 2, "run0")]
-    settings = dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures"))
-    assert '"k_values": [1, 2, 3]' in settings["docent"] and '"k_values": [5, 10, 100]' in settings["gen"]
+    assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
+        "docent": '{"averaging": "all_questions", "err_max_grade": 4, "judged_docs_only": false, "k_values": [1, 2, 3], '
+                  '"relevance_level": 1}',
+        "gen": '{"averaging": "retrieved_only", "err_max_grade": 4, "judged_docs_only": false, "k_values": [5, 10, 100], '
+               '"relevance_level": 2}',
+    }  # fmt: skip
     assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
                           "from intermediate.int_collection_settings group by all order by all") == [
-        ("docent", "baseline_run_id", ["keyword_overlap"], "seed"), ("docent", "k_values", ["1", "2", "3"], "seed"),
-        ("gen", "baseline_run_id", ["run0"], "warehouse"), ("gen", "k_values", ["10", "100", "5"], "warehouse"),
+        ("docent", "averaging", ["all_questions"], "seed"), ("docent", "baseline_run_id", ["keyword_overlap"], "seed"),
+        ("docent", "err_max_grade", ["4"], "seed"), ("docent", "judged_docs_only", ["false"], "seed"),
+        ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "relevance_level", ["1"], "seed"),
+        ("gen", "averaging", ["retrieved_only"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
+        ("gen", "err_max_grade", ["4"], "var"), ("gen", "judged_docs_only", ["false"], "var"),
+        ("gen", "k_values", ["10", "100", "5"], "warehouse"), ("gen", "relevance_level", ["2"], "warehouse"),
     ]  # fmt: skip
 
 
-def test_the_values_at_the_collections_cutoffs_equal_pytrec_eval(two_collections) -> None:
+def test_the_values_under_the_collections_settings_equal_pytrec_eval(two_collections) -> None:
+    """Each question's values at gen's cutoffs and relevance level, and each run's mean over the questions it
+    retrieved (trec_eval's default averaging)."""
     warehouse, qrels_path, runs = two_collections
-    names = [f"{measure}_{k}" for measure in ("P", "recall", "ndcg_cut", "success") for k in GEN_KS]
+    names = [f"{measure}_{k}" for measure in ("P", "recall", "ndcg_cut", "success") for k in GEN_KS] + ["map"]
     cutoffs = ",".join(map(str, GEN_KS))
-    measures = {f"{measure}.{cutoffs}" for measure in ("P", "recall", "ndcg_cut", "success")}
-    evaluator = pytrec_eval.RelevanceEvaluator(parse_qrels(qrels_path), measures)
+    measures = {f"{measure}.{cutoffs}" for measure in ("P", "recall", "ndcg_cut", "success")} | {"map"}
+    evaluator = pytrec_eval.RelevanceEvaluator(parse_qrels(qrels_path), measures, relevance_level=2)
     checked = 0
     for number, run in enumerate(runs):
         reference = evaluator.evaluate(parse_run(run))
+        means = dict(warehouse.rows(
+            "select measure_name, value from run_measures where collection_id = 'gen' and run_id = ?", [f"run{number}"]))
+        for name in names:
+            expected = pytrec_eval.compute_aggregated_measure(name, [values[name] for values in reference.values()])
+            assert means[name] == pytest.approx(expected, abs=1e-12), (number, name)
         ours = {(question, name): value for question, name, value in warehouse.rows(
             "select question_id, measure_name, value from question_measures "
             "where collection_id = 'gen' and run_id = ? and measure_name in (select unnest(?))",
@@ -102,19 +120,29 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
     )
 
     # unset: the var's default again (k = 1, 2, 3), through the notebook's call; Docent keeps its seed's
-    line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None)
-    assert line == "collection gen: k_values 1, 2, 3 (the var's); baseline_run_id run0 (set here)"
+    line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None, relevance_level=None)
+    assert line == ("collection gen: k_values 1, 2, 3 (the var's); baseline_run_id run0 (set here); relevance_level 1 "
+                    "(the var's); averaging retrieved_only (set here); judged_docs_only false (the var's); "
+                    "err_max_grade 4 (the var's)")  # fmt: skip
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
-        "collection docent: k_values 1, 2, 3 (the seed's); baseline_run_id keyword_overlap (the seed's)"
+        "collection docent: k_values 1, 2, 3 (the seed's); baseline_run_id keyword_overlap (the seed's); "
+        "relevance_level 1 (the seed's); averaging all_questions (the seed's); judged_docs_only false (the seed's); "
+        "err_max_grade 4 (the seed's)"
     )
 
 
 def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_collections, tmp_path: Path) -> None:
     warehouse = two_collections[0].copy(tmp_path)
-    assert warehouse.cli("settings", "--collection", "gen", "--unset", "k_values").returncode == 0
-    warehouse.build("--vars", "{k_values: [4, 8]}")  # the lesson's golden tests run too: Docent keeps k = 1..3
-    assert warehouse.rows("select collection_id, list(distinct k order by k) from run_metrics group by all order by 1") == [
-        ("docent", [1, 2, 3]), ("gen", [4, 8])]  # fmt: skip
+    unset = warehouse.cli("settings", "--collection", "gen", "--unset", "k_values", "--unset", "relevance_level")
+    assert unset.returncode == 0, unset.stderr
+    # the lesson's golden tests run too: Docent keeps its seed's settings (the lesson's)
+    warehouse.build("--vars", "{k_values: [4, 8], relevance_level: 3, judged_docs_only: true}")
+    assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
+        "docent": '{"averaging": "all_questions", "err_max_grade": 4, "judged_docs_only": false, "k_values": [1, 2, 3], '
+                  '"relevance_level": 1}',
+        "gen": '{"averaging": "retrieved_only", "err_max_grade": 4, "judged_docs_only": true, "k_values": [4, 8], '
+               '"relevance_level": 3}',
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -127,7 +155,16 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
         (["--collection", "gen", "--set", "baseline_run_id=nope"],
          "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
         (["--collection", "gen", "--set", "relevance=2"],
-         "collection 'gen': no setting 'relevance' (a collection's own settings: k_values, baseline_run_id)"),
+         "collection 'gen': no setting 'relevance' (a collection's own settings: k_values, baseline_run_id, "
+         "relevance_level, averaging, judged_docs_only, err_max_grade)"),
+        (["--collection", "gen", "--set", "relevance_level=-1"],
+         "collection 'gen': setting relevance_level: '-1' is not an integer >= 0"),
+        (["--collection", "gen", "--set", "averaging=mean"],
+         "collection 'gen': setting averaging: 'mean' is not one of all_questions, retrieved_only"),
+        (["--collection", "gen", "--set", "judged_docs_only=yes"],
+         "collection 'gen': setting judged_docs_only: 'yes' is not true or false"),
+        (["--collection", "gen", "--set", "err_max_grade=0"],
+         "collection 'gen': setting err_max_grade: '0' is not an integer >= 1"),
         (["--collection", "gen", "--set", "k_values"], "--set 'k_values' is not NAME=VALUE, e.g. --set k_values=10,100"),
         (["--collection", "gen", "--set", "k_values=5", "--unset", "k_values"], "collection 'gen': setting k_values both set and unset"),
         (["--collection", "elsewhere", "--set", "k_values=5"],

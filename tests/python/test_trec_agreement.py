@@ -33,7 +33,8 @@ from trec_reference import (
 KS = [1, 3, 5, 10]
 READ = ["+question_metrics", "+run_metrics", "+question_measures", "+run_measures"]  # the marts checked here
 GRADES = [-2, -1, 0, 0, 1, 1, 2, 3, 4]
-# Every pair of (relevance level, -J, averaging) in five builds; ERR's maximum grade moved once.
+# Every pair of (relevance level, -J, averaging) in five collections' own settings, one build; ERR's maximum grade
+# moved once.
 SETTINGS = [
     Settings(relevance_level=1, judged_docs_only=False, averaging="all_questions"),
     Settings(relevance_level=1, judged_docs_only=False, averaging="retrieved_only", err_max_grade=5),
@@ -153,18 +154,29 @@ def collections(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Pat
     return {**made, "crafted": make_crafted_collection(root / "crafted")}
 
 
+def collection_id(name: str, settings: Settings) -> str:
+    """The collection `name` imported under these settings: its own settings (per collection, in one build)."""
+    return f"{name}-{settings.label}"
+
+
 @pytest.fixture(scope="module")
 def imported(
     tmp_path_factory: pytest.TempPathFactory, collections: dict[str, tuple[Path, list[Path]]]
 ) -> Warehouse:
-    """Every collection and run imported once into one warehouse; each test builds it with its own settings."""
+    """Every collection and run imported once per settings, each copy with those settings as its own, and built
+    once: what the checks read and everything upstream, with their tests (the comparisons and the report's marts
+    are checked under other settings by test_incremental)."""
     folder = tmp_path_factory.mktemp("agreement")
     warehouse = Warehouse(REPO_ROOT, folder / "warehouse.duckdb")
     db = ["--db", str(warehouse.db_path)]
-    for name, (qrels, runs) in collections.items():
-        assert cli(["import", "--collection", name, "--qrels", str(qrels), *db]) == 0
-        for number, run in enumerate(runs):
-            assert cli(["import", "--collection", name, "--run", str(run), "--run-id", f"run{number}", *db]) == 0
+    for settings in SETTINGS:
+        for name, (qrels, runs) in collections.items():
+            collection = ["--collection", collection_id(name, settings)]
+            for number, run in enumerate(runs):
+                given = ["--qrels", str(qrels)] if number == 0 else []
+                assert cli(["import", *collection, *given, "--run", str(run), "--run-id", f"run{number}", *db]) == 0
+            assert cli(["settings", *collection, *settings.collection_settings(KS), *db]) == 0
+    warehouse.build("--select", *READ, "--indirect-selection", "cautious")
     return warehouse
 
 
@@ -173,19 +185,15 @@ def imported(
 def test_every_value_and_mean_equals_the_references(
     imported: Warehouse, collections: dict[str, tuple[Path, list[Path]]], settings: Settings
 ) -> None:
-    # what the checks read and everything upstream, with their tests (the comparisons and the report's marts
-    # are checked under other settings by test_incremental)
-    imported.build(
-        "--select", *READ, "--indirect-selection", "cautious", "--exclude", "tag:lesson_golden",
-        "--vars", settings.dbt_vars(KS),
-    )  # fmt: skip
     checked = 0
     with imported.connect() as con:
         for name, (qrels_path, runs) in collections.items():
             qrels = parse_qrels(qrels_path)
             for number, run_path in enumerate(runs):
                 run = parse_run(run_path)
-                checked += assert_measures_match_references(con, name, f"run{number}", qrels, run, KS, settings)
+                checked += assert_measures_match_references(
+                    con, collection_id(name, settings), f"run{number}", qrels, run, KS, settings
+                )
         if settings.is_default:  # the wide tables: trec_eval's defaults
             for name, (qrels_path, runs) in collections.items():
                 qrels = parse_qrels(qrels_path)
@@ -193,12 +201,13 @@ def test_every_value_and_mean_equals_the_references(
                     # one row per qrels question and k: questions only in the run are ignored
                     questions = con.execute(
                         "select distinct question_id from question_metrics where collection_id = ? and run_id = ?",
-                        [name, f"run{number}"],
+                        [collection_id(name, settings), f"run{number}"],
                     ).fetchall()
                     assert {row[0] for row in questions} == set(qrels)
                     checked += assert_matches_trec_eval(
-                        con, name, f"run{number}", qrels, parse_run(run_path), KS, settings.averaging, 1e-9
-                    )
+                        con, collection_id(name, settings), f"run{number}", qrels, parse_run(run_path), KS,
+                        settings.averaging, 1e-9,
+                    )  # fmt: skip
     assert checked > 5000
 
 

@@ -165,18 +165,20 @@ PRINTED_PRECISION = 5e-6 + 1e-12  # gdeval prints 5 decimals: half a unit of the
 
 @dataclass(frozen=True)
 class Settings:
-    """The dbt vars that change the numbers, with the defaults of dbt_project.yml."""
+    """The settings that change the numbers (a collection's own, or the dbt vars), with dbt_project.yml's defaults."""
 
     relevance_level: int = 1  # trec_eval -l
     judged_docs_only: bool = False  # trec_eval -J
     averaging: str = "all_questions"  # all_questions (trec_eval -c) or retrieved_only (its default)
     err_max_grade: int = GDEVAL_MAX_JUDGMENT  # gdeval's $MAX_JUDGMENT
 
-    def dbt_vars(self, ks: list[int]) -> str:
-        return (
-            f"{{k_values: {ks}, averaging: {self.averaging}, relevance_level: {self.relevance_level}, "
-            f"judged_docs_only: {str(self.judged_docs_only).lower()}, err_max_grade: {self.err_max_grade}}}"
-        )
+    def collection_settings(self, ks: list[int]) -> list[str]:
+        """`retrieval-metrics settings` arguments giving a collection these settings and cutoffs."""
+        values = {
+            "k_values": ",".join(map(str, ks)), "averaging": self.averaging, "relevance_level": self.relevance_level,
+            "judged_docs_only": str(self.judged_docs_only).lower(), "err_max_grade": self.err_max_grade,
+        }  # fmt: skip
+        return [argument for name, value in values.items() for argument in ("--set", f"{name}={value}")]
 
     def evaluation_settings(self, ks: list[int]) -> dict[str, object]:
         """What run_measures.evaluation_settings records of these settings, as JSON."""

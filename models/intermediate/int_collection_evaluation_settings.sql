@@ -1,0 +1,47 @@
+-- One row per collection with judgments: the settings its runs are evaluated under, one column each
+-- (int_collection_settings' rows side by side), and all of them as the JSON that run_measures records.
+
+with settings as (
+    select * from {{ ref('int_collection_settings') }}
+),
+
+cutoffs as (
+    select
+        collection_id,
+        {{ ordered_string_agg('value', ', ', 'cast(value as integer)') }} as k_list
+    from settings
+    where setting = 'k_values'
+    group by collection_id
+),
+
+one_valued as (
+    select
+        collection_id,
+        max(case when setting = 'baseline_run_id' then value end) as baseline_run_id,
+        max(case when setting = 'relevance_level' then cast(value as integer) end) as relevance_level,
+        max(case when setting = 'averaging' then value end) as averaging,
+        max(case when setting = 'judged_docs_only' then value end) = 'true' as judged_docs_only,
+        max(case when setting = 'err_max_grade' then cast(value as integer) end) as err_max_grade
+    from settings
+    where setting <> 'k_values'
+    group by collection_id
+)
+
+select
+    one_valued.collection_id,
+    cast(one_valued.baseline_run_id as string) as baseline_run_id,
+    cast(one_valued.relevance_level as integer) as relevance_level,
+    cast(one_valued.averaging as string) as averaging,
+    cast(one_valued.judged_docs_only as boolean) as judged_docs_only,
+    cast(one_valued.err_max_grade as integer) as err_max_grade,
+    -- keys sorted, separators as Python's json.dumps writes them
+    cast(concat(
+        '{"averaging": "', one_valued.averaging,
+        '", "err_max_grade": ', cast(one_valued.err_max_grade as string),
+        ', "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
+        ', "k_values": [', cutoffs.k_list,
+        '], "relevance_level": ', cast(one_valued.relevance_level as string), '}'
+    ) as string) as evaluation_settings
+from one_valued
+inner join cutoffs
+    on one_valued.collection_id = cutoffs.collection_id
