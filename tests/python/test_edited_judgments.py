@@ -14,7 +14,7 @@ pytestmark = pytest.mark.dbt
 
 @pytest.fixture(scope="module")
 def edited(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
-    """A copy of the project with edited seeds, ranked once; each test builds it with its own settings."""
+    """A copy of the project with edited seeds, ranked once; each test builds it with Docent's averaging its own."""
     project = copy_project(tmp_path_factory.mktemp("edited"))
     seeds = project.project_dir / "seeds"
     with (seeds / "golden_qrels.csv").open("a") as qrels:
@@ -35,7 +35,13 @@ def assert_matches_trec_eval_on(warehouse: Warehouse, averaging: str) -> None:
     assert averaged == [(10 if averaging == "all_questions" else 9,)]
 
 
+def average(warehouse: Warehouse, averaging: str) -> None:
+    given = warehouse.cli("settings", "--collection", "docent", "--set", f"averaging={averaging}")
+    assert given.returncode == 0, given.stderr
+
+
 def test_graded_multi_relevant_edit_matches_trec_eval(edited: Warehouse) -> None:
+    average(edited, "all_questions")
     result = edited.build("--exclude", "tag:lesson_golden")
     assert_matches_trec_eval_on(edited, "all_questions")
     # the unjudged question counts 0 in every mean, and a warning-level test names it
@@ -50,7 +56,8 @@ def test_graded_multi_relevant_edit_matches_trec_eval(edited: Warehouse) -> None
 
 
 def test_retrieved_only_averaging_matches_trec_eval_default(edited: Warehouse) -> None:
-    edited.build("--exclude", "tag:lesson_golden", "--vars", "{averaging: retrieved_only}")
+    average(edited, "retrieved_only")
+    edited.build("--exclude", "tag:lesson_golden")
     assert_matches_trec_eval_on(edited, "retrieved_only")
     # trec_eval's default evaluates the questions present in both the run and the qrels
     assert edited.rows("select distinct n_questions from run_metrics") == [(9,)]
