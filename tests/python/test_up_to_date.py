@@ -20,6 +20,7 @@ def nodes_run(target: Path) -> set[str]:
     return {result["unique_id"] for result in json.loads((target / "run_results.json").read_text())["results"]}
 
 
+@pytest.mark.dbt
 def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     warehouse = lesson.copy(tmp_path)
