@@ -155,8 +155,8 @@ TREC_WHOLE_RANKING = [
 # ... and at a cutoff k, printed as P_5
 TREC_AT_K = ["P", "recall", "success", "ndcg_cut", "map_cut"]
 # ir_measures' measures at a cutoff, named str(measure): Judged@5, ERR@5, nDCG(dcg='exp-log2')@5
-JUDGED, ERR, EXP_NDCG = "Judged", "ERR", "nDCG(dcg='exp-log2')"
-IR_MEASURES_AT_K = [JUDGED, ERR, EXP_NDCG]
+JUDGED, ERR, EXP_NDCG, RR = "Judged", "ERR", "nDCG(dcg='exp-log2')", "RR"
+IR_MEASURES_AT_K = [JUDGED, ERR, EXP_NDCG, RR]
 SUMMED = {"num_ret", "num_rel", "num_rel_ret"}  # trec_eval's `all` line sums these; gm_map: geometric mean
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor under a question's AP in gm_map
 GDEVAL_MAX_JUDGMENT = 4
@@ -312,8 +312,8 @@ def gdeval_script(full_precision: bool = True, max_grade: int = GDEVAL_MAX_JUDGM
 def ir_measures_reference(
     qrels: Qrels, rankings: dict[str, list[str]], ks: list[int], settings: Settings, full_precision: bool = True
 ) -> dict[str, dict[str, float]]:
-    """ir_measures' Judged@k (judged provider), ERR@k and nDCG(dcg='exp-log2')@k (gdeval) of the rankings, for
-    the questions they give a value for. Scores are -rank, so their order is the ranking's; under -J they get
+    """ir_measures' Judged@k (judged provider), RR@k (msmarco provider, at the relevance level), ERR@k and
+    nDCG(dcg='exp-log2')@k (gdeval) of the rankings, for the questions they give a value for. Scores are -rank, so their order is the ranking's; under -J they get
     the condensed rankings; gdeval gets the question ids as integers 1..n."""
     if settings.judged_docs_only:
         rankings = judged_only(qrels, rankings)
@@ -326,6 +326,9 @@ def ir_measures_reference(
     judged = [ir_measures.parse_measure(f"{JUDGED}@{k}") for k in ks]
     for metric in ir_measures.judged.iter_calc(judged, qrels, run):
         values.setdefault(metric.query_id, {})[str(metric.measure)] = metric.value
+    reciprocal = {ir_measures.parse_measure(f"{RR}(rel={settings.relevance_level})@{k}"): f"{RR}@{k}" for k in ks}
+    for metric in ir_measures.msmarco.iter_calc(list(reciprocal), qrels, run):
+        values.setdefault(metric.query_id, {})[reciprocal[metric.measure]] = metric.value
     number = {question_id: str(n) for n, question_id in enumerate(sorted(set(qrels) | set(run)), start=1)}
     question = {n: question_id for question_id, n in number.items()}
     gdeval = [ir_measures.parse_measure(f"{measure}@{k}") for measure in (ERR, EXP_NDCG) for k in ks]
