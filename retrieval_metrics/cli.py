@@ -159,6 +159,8 @@ def settings(args: argparse.Namespace) -> str:
             values[name] = yaml.safe_load(text) if text.lstrip().startswith("[") else text
         except yaml.YAMLError:
             values[name] = text
+    if args.preset:
+        values["preset"] = args.preset
     database = database_path(args.db)
     if not values and not args.unset:
         return set_settings(database, args.collection)
@@ -304,6 +306,8 @@ def parser() -> Parser:
                       "relevance_level, averaging, judged_docs_only, err_max_grade); "
                       "the next build recomputes that collection only")
     setting.add_argument("--collection", required=True, help="the collection")
+    setting.add_argument("--preset", help="follow a community's conventions (lesson, trec-dl, msmarco-passage, beir, "
+                         "trec-rag): its settings, but for those --set gives, and its headline measures")
     setting.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                          help="give the collection its own value (repeatable): k_values=10,100, relevance_level=2")
     setting.add_argument("--unset", action="append", default=[], metavar="NAME",

@@ -23,13 +23,18 @@ from pathlib import Path
 import duckdb
 
 from retrieval_metrics.raw_tables import check_judged
+from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.settings import RULES as VAR_RULES
-from retrieval_metrics.settings import project_defaults
+from retrieval_metrics.settings import one_of, project_defaults
 from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
 
-# the settings a collection may have of its own, each checked by the rule of the dbt var that is its default
-RULES = {name: VAR_RULES[name] for name in
-         ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade"]}  # fmt: skip
+# the settings a collection may have of its own, each checked by the rule of the dbt var that is its default; and
+# the preset it follows (retrieval_metrics/presets.py), which gives the settings it names and has no var
+RULES = {
+    "preset": one_of(*PRESETS),
+    **{name: VAR_RULES[name] for name in
+       ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade"]},
+}  # fmt: skip
 
 
 def values_of(setting: str, value: object) -> list[str]:
@@ -82,8 +87,10 @@ def described(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
             values, source = stored[setting], "set here"
         elif setting in seeded:
             values, source = seeded[setting], "the seed's"
-        else:
+        elif setting in defaults:
             values, source = values_of(setting, defaults[setting]), "the var's"
+        else:
+            continue  # no preset
         shown = ", ".join(sorted(values, key=int)) if setting == "k_values" else values[0]
         parts.append(f"{setting} {shown} ({source})")
     return f"collection {collection_id}: " + "; ".join(parts)
@@ -112,7 +119,8 @@ def set_settings(
     database: Path, collection_id: str, values: Mapping[str, object] | None = None, unset: Sequence[str] = ()
 ) -> str:
     """Give the collection these settings (`values`) and drop its own value of the `unset` ones, in one
-    transaction; the line describing its settings afterwards. Nothing given: only the line."""
+    transaction; the line describing its settings afterwards. Nothing given: only the line. A preset gives the
+    settings it names, but for those `values` gives too."""
     check_identifier("collection", collection_id)
     if not database.exists():
         raise InputError(f"{database} does not exist: write a run or import a collection first")
@@ -128,6 +136,11 @@ def set_settings(
         with connect(database, read_only=True) as con:
             check_judged(con, collection_id)
             return described(con, collection_id)
+    if "preset" in values:
+        reason = RULES["preset"](values["preset"])
+        if reason is not None:
+            raise InputError(f"collection {collection_id!r}: setting preset: {values['preset']!r} {reason}")
+        values = {**PRESETS[str(values["preset"])].settings, **values}
     with connect(database) as con, transaction(con):
         check_judged(con, collection_id)
         rows = {setting: check_value(con, collection_id, setting, value) for setting, value in values.items()}

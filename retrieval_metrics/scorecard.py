@@ -1,5 +1,6 @@
-"""Print the scorecard: the lesson's per-k table (Recall@k, Precision@k, NDCG@k) and MRR for every run, each
-mean with its 95% bootstrap interval, the baseline run first and then the others by the collection's headline
+"""Print the scorecard: for every run, its collection's headline measures when the collection follows a preset
+(retrieval_metrics/presets.py) other than the lesson's, then the lesson's per-k table (Recall@k, Precision@k,
+NDCG@k) and MRR, each mean with its 95% bootstrap interval, the baseline run first and then the others by the collection's headline
 measure (run_leaderboard.run_position), then, for each collection with several runs, the runs side by side with
 wins/ties/losses, effect sizes and p-values against the baseline.
 
@@ -8,7 +9,11 @@ wins/ties/losses, effect sizes and p-values against the baseline.
 
 from __future__ import annotations
 
+import json
+
 import duckdb
+
+from retrieval_metrics.presets import PRESETS, label
 
 # The lesson's table: its labels and the registry's measures they are (measure_catalog.measure)
 LESSON_AT_K = {"Recall": "recall", "Precision": "P", "NDCG": "ndcg_cut"}
@@ -43,8 +48,10 @@ def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
         ).fetchall()
     }
     blocks: list[list[str]] = []
+    headlines = headline_lines(con)
     for collection_id, run_id, retriever, n_questions, ks in runs:
         block = [f"{collection_id} / {run_id}  (retriever {retriever}, {n_questions} questions)"]
+        block += headlines.get((collection_id, run_id), [])
         for k in ks:
             cells = [f"{label}@{k}={measured[(collection_id, run_id, measure, k)]}"
                      for label, measure in LESSON_AT_K.items()]  # fmt: skip
@@ -52,6 +59,24 @@ def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
         block.append(f"MRR (rank-independent) = {measured[(collection_id, run_id, LESSON_MRR, None)]}")
         blocks.append(block)
     return [line for i, block in enumerate(blocks) for line in ([""] if i else []) + block]
+
+
+def headline_lines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list[str]]:
+    """Per run of a collection that follows a preset (but the lesson's, whose headline is the lesson's table):
+    one line of its headline measures, named with the relevance level where it applies (map(rel=2))."""
+    lines: dict[tuple[str, str], list[str]] = {}
+    rows = con.execute("select collection_id, run_id, measure_name, value, ci_low, ci_high, evaluation_settings "
+                       "from main.run_measures order by all").fetchall()  # fmt: skip
+    values = {(c, r, name): with_interval(value, low, high) for c, r, name, value, low, high, _ in rows}
+    for collection_id, run_id, settings_json in sorted({(c, r, settings) for c, r, *_, settings in rows}):
+        settings = json.loads(settings_json)
+        preset = settings.get("preset")
+        if preset not in PRESETS or preset == "lesson":
+            continue
+        cells = [f"{label(name, settings['relevance_level'])}={values[(collection_id, run_id, name)]}"
+                 for name in PRESETS[preset].headline if (collection_id, run_id, name) in values]  # fmt: skip
+        lines[(collection_id, run_id)] = [f"headline ({preset}): " + "   ".join(cells)]
+    return lines
 
 
 def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:

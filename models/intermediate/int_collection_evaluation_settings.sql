@@ -17,6 +17,7 @@ cutoffs as (
 one_valued as (
     select
         collection_id,
+        max(case when setting = 'preset' then value end) as preset,
         max(case when setting = 'baseline_run_id' then value end) as baseline_run_id,
         max(case when setting = 'relevance_level' then cast(value as integer) end) as relevance_level,
         max(case when setting = 'averaging' then value end) as averaging,
@@ -29,6 +30,7 @@ one_valued as (
 
 select
     one_valued.collection_id,
+    cast(one_valued.preset as string) as preset,
     cast(one_valued.baseline_run_id as string) as baseline_run_id,
     cast(one_valued.relevance_level as integer) as relevance_level,
     cast(one_valued.averaging as string) as averaging,
@@ -40,7 +42,8 @@ select
         '", "err_max_grade": ', cast(one_valued.err_max_grade as string),
         ', "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
         ', "k_values": [', cutoffs.k_list,
-        '], "relevance_level": ', cast(one_valued.relevance_level as string), '}'
+        '], "preset": ', case when one_valued.preset is null then 'null' else concat('"', one_valued.preset, '"') end,
+        ', "relevance_level": ', cast(one_valued.relevance_level as string), '}'
     ) as string) as evaluation_settings
 from one_valued
 inner join cutoffs

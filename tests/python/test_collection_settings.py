@@ -1,7 +1,7 @@
 """Settings per collection (retrieval_metrics/per_collection.py, int_collection_settings): one warehouse
-holds Docent at its seed's settings (k = 1, 2, 3, baseline keyword_overlap, its golden tests green) and an
-imported collection at its own (k = 5, 10, 100, baseline run0, relevance level 2, trec_eval's default averaging),
-built together in one build; its values equal pytrec_eval's under its settings; a changed setting recomputes that collection's runs only; bad settings are refused
+holds Docent on its seed's lesson preset (k = 1, 2, 3, baseline keyword_overlap, its golden tests green) and an
+imported collection on the trec-dl preset (k = 10, 100, 1000, relevance level 2) with baseline run0, built
+together in one build; its values equal pytrec_eval's under its settings, the scorecard leads with its headline; a changed setting recomputes that collection's runs only; bad settings are refused
 in one line, exit 2, nothing changed."""
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ import pytrec_eval
 import retrieval_metrics as rm
 from conftest import Warehouse, warehouse_checksums
 from retrieval_metrics.building import add_missing_raw_tables
+from retrieval_metrics.scorecard import scorecard, with_interval
+from test_lesson_scorecard import LESSON_SCORECARD
 from test_trec_agreement import make_collection, parse_qrels, parse_run
 
 pytestmark = pytest.mark.dbt
 
-GEN_KS = [5, 10, 100]
+GEN_KS = [10, 100, 1000]
 
 
 @pytest.fixture(scope="module")
@@ -36,15 +38,12 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
             "import", "--collection", "gen", *judgments, "--run", str(run), "--run-id", f"run{number}"
         )
         assert imported.returncode == 0, imported.stderr
-    given = warehouse.cli(
-        "settings", "--collection", "gen", "--set", "k_values=100,5,10", "--set", "baseline_run_id=run0",
-        "--set", "relevance_level=2", "--set", "averaging=retrieved_only",
-    )  # fmt: skip
+    given = warehouse.cli("settings", "--collection", "gen", "--preset", "trec-dl", "--set", "baseline_run_id=run0")
     assert given.returncode == 0, given.stderr
     assert given.stdout.strip() == (
-        "retrieval-metrics settings: collection gen: k_values 5, 10, 100 (set here); baseline_run_id run0 (set here); "
-        "relevance_level 2 (set here); averaging retrieved_only (set here); judged_docs_only false (the var's); "
-        "err_max_grade 4 (the var's)"
+        "retrieval-metrics settings: collection gen: preset trec-dl (set here); k_values 10, 100, 1000 (set here); "
+        "baseline_run_id run0 (set here); relevance_level 2 (set here); averaging all_questions (set here); "
+        "judged_docs_only false (set here); err_max_grade 4 (the var's)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -63,36 +62,39 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
     ) == [("docent", "keyword_overlap", 1, "keyword_overlap"), ("gen", "run0", 1, "run0"), ("gen", "run1", 2, "run0")]
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "judged_docs_only": false, "k_values": [1, 2, 3], '
-                  '"relevance_level": 1}',
-        "gen": '{"averaging": "retrieved_only", "err_max_grade": 4, "judged_docs_only": false, "k_values": [5, 10, 100], '
-               '"relevance_level": 2}',
+                  '"preset": "lesson", "relevance_level": 1}',
+        "gen": '{"averaging": "all_questions", "err_max_grade": 4, "judged_docs_only": false, "k_values": [10, 100, 1000], '
+               '"preset": "trec-dl", "relevance_level": 2}',
     }  # fmt: skip
     assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
                           "from intermediate.int_collection_settings group by all order by all") == [
         ("docent", "averaging", ["all_questions"], "seed"), ("docent", "baseline_run_id", ["keyword_overlap"], "seed"),
         ("docent", "err_max_grade", ["4"], "seed"), ("docent", "judged_docs_only", ["false"], "seed"),
-        ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "relevance_level", ["1"], "seed"),
-        ("gen", "averaging", ["retrieved_only"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
-        ("gen", "err_max_grade", ["4"], "var"), ("gen", "judged_docs_only", ["false"], "var"),
-        ("gen", "k_values", ["10", "100", "5"], "warehouse"), ("gen", "relevance_level", ["2"], "warehouse"),
+        ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "preset", ["lesson"], "seed"),
+        ("docent", "relevance_level", ["1"], "seed"),
+        ("gen", "averaging", ["all_questions"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
+        ("gen", "err_max_grade", ["4"], "var"), ("gen", "judged_docs_only", ["false"], "warehouse"),
+        ("gen", "k_values", ["10", "100", "1000"], "warehouse"), ("gen", "preset", ["trec-dl"], "warehouse"),
+        ("gen", "relevance_level", ["2"], "warehouse"),
     ]  # fmt: skip
 
 
 def test_the_values_under_the_collections_settings_equal_pytrec_eval(two_collections) -> None:
-    """Each question's values at gen's cutoffs and relevance level, and each run's mean over the questions it
-    retrieved (trec_eval's default averaging)."""
+    """Each question's values at gen's cutoffs and relevance level, and each run's mean over every question of
+    the qrels (trec_eval -c: a question the run lacks counts 0), as anserini reports TREC DL."""
     warehouse, qrels_path, runs = two_collections
     names = [f"{measure}_{k}" for measure in ("P", "recall", "ndcg_cut", "success") for k in GEN_KS] + ["map"]
     cutoffs = ",".join(map(str, GEN_KS))
     measures = {f"{measure}.{cutoffs}" for measure in ("P", "recall", "ndcg_cut", "success")} | {"map"}
-    evaluator = pytrec_eval.RelevanceEvaluator(parse_qrels(qrels_path), measures, relevance_level=2)
+    qrels = parse_qrels(qrels_path)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=2)
     checked = 0
     for number, run in enumerate(runs):
         reference = evaluator.evaluate(parse_run(run))
         means = dict(warehouse.rows(
             "select measure_name, value from run_measures where collection_id = 'gen' and run_id = ?", [f"run{number}"]))
         for name in names:
-            expected = pytrec_eval.compute_aggregated_measure(name, [values[name] for values in reference.values()])
+            expected = sum(reference.get(question, {}).get(name, 0.0) for question in qrels) / len(qrels)
             assert means[name] == pytest.approx(expected, abs=1e-12), (number, name)
         ours = {(question, name): value for question, name, value in warehouse.rows(
             "select question_id, measure_name, value from question_measures "
@@ -103,6 +105,25 @@ def test_the_values_under_the_collections_settings_equal_pytrec_eval(two_collect
                 assert ours[(question, name)] == pytest.approx(values[name], abs=1e-12), (number, question, name)
                 checked += 1
     assert checked > 300
+
+
+def test_the_scorecard_leads_each_run_with_its_presets_headline(two_collections) -> None:
+    """gen's runs lead with trec-dl's nDCG@10, MAP and R@1000, the last two named with their relevance level;
+    Docent's block is the lesson's table, unchanged."""
+    warehouse = two_collections[0]
+    with warehouse.connect() as con:
+        lines = scorecard(con).splitlines()
+        means = {(run, name): with_interval(value, low, high) for run, name, value, low, high in con.execute(
+            "select run_id, measure_name, value, ci_low, ci_high from run_measures where collection_id = 'gen'"
+        ).fetchall()}  # fmt: skip
+    for run in ("run0", "run1"):
+        title = next(i for i, line in enumerate(lines) if line.startswith(f"gen / {run} "))
+        assert lines[title + 1] == (
+            f"headline (trec-dl): ndcg_cut_10={means[(run, 'ndcg_cut_10')]}   map(rel=2)={means[(run, 'map')]}   "
+            f"recall_1000(rel=2)={means[(run, 'recall_1000')]}"
+        )
+    docent = lines.index("docent / keyword_overlap  (retriever keyword_overlap, 9 questions)")
+    assert lines[docent : docent + 5] == LESSON_SCORECARD.splitlines()
 
 
 def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_path: Path) -> None:
@@ -121,11 +142,12 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
 
     # unset: the var's default again (k = 1, 2, 3), through the notebook's call; Docent keeps its seed's
     line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None, relevance_level=None)
-    assert line == ("collection gen: k_values 1, 2, 3 (the var's); baseline_run_id run0 (set here); relevance_level 1 "
-                    "(the var's); averaging retrieved_only (set here); judged_docs_only false (the var's); "
-                    "err_max_grade 4 (the var's)")  # fmt: skip
+    assert line == ("collection gen: preset trec-dl (set here); k_values 1, 2, 3 (the var's); baseline_run_id run0 "
+                    "(set here); relevance_level 1 (the var's); averaging all_questions (set here); judged_docs_only "
+                    "false (set here); err_max_grade 4 (the var's)")  # fmt: skip
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
-        "collection docent: k_values 1, 2, 3 (the seed's); baseline_run_id keyword_overlap (the seed's); "
+        "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); "
+        "baseline_run_id keyword_overlap (the seed's); "
         "relevance_level 1 (the seed's); averaging all_questions (the seed's); judged_docs_only false (the seed's); "
         "err_max_grade 4 (the seed's)"
     )
@@ -133,15 +155,16 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
 
 def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_collections, tmp_path: Path) -> None:
     warehouse = two_collections[0].copy(tmp_path)
-    unset = warehouse.cli("settings", "--collection", "gen", "--unset", "k_values", "--unset", "relevance_level")
+    own = ["preset", "k_values", "relevance_level", "averaging", "judged_docs_only"]
+    unset = warehouse.cli("settings", "--collection", "gen", *[arg for name in own for arg in ("--unset", name)])
     assert unset.returncode == 0, unset.stderr
     # the lesson's golden tests run too: Docent keeps its seed's settings (the lesson's)
-    warehouse.build("--vars", "{k_values: [4, 8], relevance_level: 3, judged_docs_only: true}")
+    warehouse.build("--vars", "{k_values: [4, 8], relevance_level: 3, judged_docs_only: true, averaging: retrieved_only}")
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "judged_docs_only": false, "k_values": [1, 2, 3], '
-                  '"relevance_level": 1}',
+                  '"preset": "lesson", "relevance_level": 1}',
         "gen": '{"averaging": "retrieved_only", "err_max_grade": 4, "judged_docs_only": true, "k_values": [4, 8], '
-               '"relevance_level": 3}',
+               '"preset": null, "relevance_level": 3}',
     }  # fmt: skip
 
 
@@ -155,8 +178,10 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
         (["--collection", "gen", "--set", "baseline_run_id=nope"],
          "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
         (["--collection", "gen", "--set", "relevance=2"],
-         "collection 'gen': no setting 'relevance' (a collection's own settings: k_values, baseline_run_id, "
+         "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, baseline_run_id, "
          "relevance_level, averaging, judged_docs_only, err_max_grade)"),
+        (["--collection", "gen", "--preset", "trec-dk"],
+         "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl, msmarco-passage, beir, trec-rag"),
         (["--collection", "gen", "--set", "relevance_level=-1"],
          "collection 'gen': setting relevance_level: '-1' is not an integer >= 0"),
         (["--collection", "gen", "--set", "averaging=mean"],

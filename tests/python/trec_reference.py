@@ -184,7 +184,8 @@ class Settings:
         """What run_measures.evaluation_settings records of these settings, as JSON."""
         return {
             "averaging": self.averaging, "err_max_grade": self.err_max_grade,
-            "judged_docs_only": self.judged_docs_only, "k_values": ks, "relevance_level": self.relevance_level,
+            "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None,
+            "relevance_level": self.relevance_level,
         }  # fmt: skip
 
     @property

@@ -1,0 +1,63 @@
+"""Presets: a community's way of reporting a collection, by name. Each is a set of a collection's own settings
+(retrieval_metrics/per_collection.py) and the headline measures the scorecard leads with, from the scripts that
+community's published numbers come from (docs/measures.md#presets says where each comes from).
+
+    retrieval-metrics settings --collection dl19 --preset trec-dl
+    rm.collection_settings("dl19", preset="trec-dl")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Preset:
+    settings: dict[str, object]  # the collection's own settings it gives (per_collection.RULES)
+    headline: tuple[str, ...]  # run_measures.measure_name, in the order the scorecard shows them
+    source: str  # where the convention comes from
+
+
+PRESETS: dict[str, Preset] = {
+    "lesson": Preset(
+        {"k_values": [1, 2, 3], "relevance_level": 1, "averaging": "all_questions", "judged_docs_only": False,
+         "err_max_grade": 4},
+        ("recall_2", "P_2", "recip_rank", "ndcg_cut_2"),
+        "the lesson's Docent scorecard: Recall@k, Precision@k and NDCG@k at k = 1..3, and MRR",
+    ),
+    "trec-dl": Preset(
+        {"k_values": [10, 100, 1000], "relevance_level": 2, "averaging": "all_questions", "judged_docs_only": False},
+        ("ndcg_cut_10", "map", "recall_1000"),
+        "TREC Deep Learning as anserini reports it: trec_eval -c -m ndcg_cut.10 (every grade), -c -l 2 -m map and "
+        "-c -l 2 -m recall.1000 (grade 2 and up is relevant)",
+    ),
+    "msmarco-passage": Preset(
+        {"k_values": [10, 1000], "relevance_level": 1, "averaging": "all_questions", "judged_docs_only": False},
+        ("RR@10", "recall_1000"),
+        "MS MARCO passage ranking (dev): MRR@10 over every judged query (msmarco_eval.py), and R@1000 "
+        "(trec_eval -c -m recall.1000)",
+    ),
+    "beir": Preset(
+        {"k_values": [1, 3, 5, 10, 100, 1000], "relevance_level": 1, "averaging": "retrieved_only",
+         "judged_docs_only": False},
+        ("ndcg_cut_10", "recall_100"),
+        "BEIR's EvaluateRetrieval: pytrec_eval at k = 1, 3, 5, 10, 100, 1000, each query the run answers averaged; "
+        "nDCG@10 and R@100 reported",
+    ),
+    "trec-rag": Preset(
+        {"k_values": [20, 100], "relevance_level": 1, "averaging": "all_questions", "judged_docs_only": False},
+        ("ndcg_cut_20", "ndcg_cut_100", "recall_100"),
+        "TREC 2024 RAG retrieval as anserini reports it: trec_eval -c -m ndcg_cut.20, ndcg_cut.100 and recall.100",
+    ),
+}
+
+# Measures whose value does not depend on the relevance level (NDCG's gains are the grades; ERR's the grades too)
+LEVEL_FREE = ("ndcg", "nDCG", "ERR", "Judged", "num_ret")
+
+
+def label(measure_name: str, relevance_level: int) -> str:
+    """A measure's name as a reader cannot mistake it: at a relevance level other than 1, the measures that
+    depend on it carry it, as ir_measures writes it (map at level 2: map(rel=2); recall_1000: recall_1000(rel=2))."""
+    if relevance_level == 1 or measure_name.startswith(LEVEL_FREE):
+        return measure_name
+    return f"{measure_name}(rel={relevance_level})"
