@@ -34,6 +34,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from retrieval_metrics.scorecard import headlines
 from retrieval_metrics.warehouse import InputError
 
 CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
@@ -400,6 +401,18 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
     parts = [f'<section id="collection-{html.escape(collection_id)}"><h2>Collection {html.escape(collection_id)}</h2>',
              (f'<p class="meta">{len({r["run_id"] for r in leaderboard})} runs, {first["n_questions"]} questions '
               f'averaged; baseline run: {html.escape(baseline or "none (var baseline_run_id not among the runs)")}.</p>')]
+    runs_headlines = {run: found for (collection, run), found in headlines(con).items() if collection == collection_id}
+    if runs_headlines:  # the collection's preset leads: its headline measures, as the community reports them
+        preset = next(iter(runs_headlines.values()))[0]
+        names = [name for name, *_ in next(iter(runs_headlines.values()))[1]]
+        order = {r["run_id"]: r["run_position"] for r in leaderboard}
+        ranked = sorted(runs_headlines, key=lambda run: order.get(run, 0))
+        parts.append(f'<h3>Headline ({html.escape(preset)} preset)</h3>')
+        parts.append(table(
+            ["run", *names],
+            [[fmt(run), *(fmt(mean) for _, mean, _, _ in runs_headlines[run][1])] for run in ranked],
+            [f' class="headline" data-run="{html.escape(run)}"' for run in ranked],
+        ))
     if warnings:
         parts.append('<div class="warnings">' + "".join(
             f'<p class="coverage-warning" data-run="{html.escape(w["run_id"])}" data-k="{w["k"]}">'

@@ -61,22 +61,35 @@ def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [line for i, block in enumerate(blocks) for line in ([""] if i else []) + block]
 
 
-def headline_lines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list[str]]:
+Headline = tuple[str, list[tuple[str, float, float | None, float | None]]]  # preset, (label, mean, ci_low, ci_high)
+
+
+def headlines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Headline]:
     """Per run of a collection that follows a preset (but the lesson's, whose headline is the lesson's table):
-    one line of its headline measures, named with the relevance level where it applies (map(rel=2))."""
-    lines: dict[tuple[str, str], list[str]] = {}
+    the preset and its headline measures' means and intervals, each named with the relevance level where it
+    applies (map(rel=2))."""
     rows = con.execute("select collection_id, run_id, measure_name, value, ci_low, ci_high, evaluation_settings "
                        "from main.run_measures order by all").fetchall()  # fmt: skip
-    values = {(c, r, name): with_interval(value, low, high) for c, r, name, value, low, high, _ in rows}
+    values = {(c, r, name): (value, low, high) for c, r, name, value, low, high, _ in rows}
+    found: dict[tuple[str, str], Headline] = {}
     for collection_id, run_id, settings_json in sorted({(c, r, settings) for c, r, *_, settings in rows}):
         settings = json.loads(settings_json)
         preset = settings.get("preset")
         if preset not in PRESETS or preset == "lesson":
             continue
-        cells = [f"{label(name, settings['relevance_level'])}={values[(collection_id, run_id, name)]}"
-                 for name in PRESETS[preset].headline if (collection_id, run_id, name) in values]  # fmt: skip
-        lines[(collection_id, run_id)] = [f"headline ({preset}): " + "   ".join(cells)]
-    return lines
+        found[(collection_id, run_id)] = (preset, [
+            (label(name, settings["relevance_level"]), *values[(collection_id, run_id, name)])
+            for name in PRESETS[preset].headline if (collection_id, run_id, name) in values
+        ])  # fmt: skip
+    return found
+
+
+def headline_lines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list[str]]:
+    """The headline of each run that has one, as one line."""
+    return {
+        run: [f"headline ({preset}): " + "   ".join(f"{name}={with_interval(*mean)}" for name, *mean in cells)]
+        for run, (preset, cells) in headlines(con).items()
+    }
 
 
 def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -16,6 +16,7 @@ import pytrec_eval
 import retrieval_metrics as rm
 from conftest import Warehouse, warehouse_checksums
 from retrieval_metrics.building import add_missing_raw_tables
+from retrieval_metrics.report import report
 from retrieval_metrics.scorecard import scorecard, with_interval
 from test_lesson_scorecard import LESSON_SCORECARD
 from test_trec_agreement import make_collection, parse_qrels, parse_run
@@ -124,6 +125,13 @@ def test_the_scorecard_leads_each_run_with_its_presets_headline(two_collections)
         )
     docent = lines.index("docent / keyword_overlap  (retriever keyword_overlap, 9 questions)")
     assert lines[docent : docent + 5] == LESSON_SCORECARD.splitlines()
+
+    with warehouse.connect() as con:  # the report: gen's section opens with the same headline, Docent's has none
+        page, _ = report(con, "warehouse", "now")
+    docent_section, gen_section = page[page.index('id="collection-docent"'):].split('id="collection-gen"')
+    assert "Headline" not in docent_section
+    assert gen_section.index("<h3>Headline (trec-dl preset)</h3>") < gen_section.index("Leaderboard at each k")
+    assert "<th>map(rel=2)</th>" in gen_section and 'class="headline" data-run="run1"' in gen_section
 
 
 def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_path: Path) -> None:
