@@ -17,12 +17,21 @@
 
 {#- Judged-only evaluation (trec_eval -J): documents without a grade >= 0 are dropped from the ranking. -#}
 {% macro judged_docs_only() -%}
-    {%- set value = var('judged_docs_only') -%}
+    {{ return(boolean_var('judged_docs_only')) }}
+{%- endmacro %}
+
+{#- BEIR's ignore_identical_ids: a retrieved document whose id is the question's is dropped from the ranking. -#}
+{% macro ignore_identical_ids() -%}
+    {{ return(boolean_var('ignore_identical_ids')) }}
+{%- endmacro %}
+
+{% macro boolean_var(name) -%}
+    {%- set value = var(name) -%}
     {%- if value is string and value | lower in ['true', 'false'] -%}
         {%- set value = value | lower == 'true' -%}
     {%- endif -%}
     {%- if value is not sameas true and value is not sameas false -%}
-        {{ exceptions.raise_compiler_error("var judged_docs_only: " ~ value ~ " is not true or false") }}
+        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ value ~ " is not true or false") }}
     {%- endif -%}
     {{ return(value) }}
 {%- endmacro %}

@@ -33,19 +33,20 @@ from retrieval_metrics.warehouse import InputError, check_identifier, connect, t
 RULES = {
     "preset": one_of(*PRESETS),
     **{name: VAR_RULES[name] for name in
-       ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade"]},
+       ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade",
+        "ignore_identical_ids"]},
 }  # fmt: skip
 
 
 def values_of(setting: str, value: object) -> list[str]:
     """A setting's value as the rows that store it: k_values' cutoffs, distinct and in order; one row otherwise
-    (an integer as its digits, judged_docs_only as true or false)."""
+    (an integer as its digits, a yes-or-no setting as true or false)."""
     if setting == "k_values":
         items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
         return [str(k) for k in sorted({int(str(item).strip()) for item in items})]
     if setting in {"relevance_level", "err_max_grade"}:
         return [str(int(str(value).strip()))]
-    if setting == "judged_docs_only":
+    if setting in {"judged_docs_only", "ignore_identical_ids"}:
         return [str(value).strip().lower()]
     return [str(value)]
 

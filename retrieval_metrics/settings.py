@@ -67,6 +67,7 @@ RULES: dict[str, Rule] = {
     "averaging": one_of("all_questions", "retrieved_only"),
     "relevance_level": integer(0),
     "judged_docs_only": boolean,
+    "ignore_identical_ids": boolean,
     "err_max_grade": integer(1),
     "bootstrap_resamples": integer(1),
     "bootstrap_seed": integer(0),

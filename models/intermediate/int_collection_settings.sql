@@ -41,6 +41,8 @@ defaults as (
     union all
     select 'judged_docs_only' as setting, cast('{{ judged_docs_only() | lower }}' as string) as value
     union all
+    select 'ignore_identical_ids' as setting, cast('{{ ignore_identical_ids() | lower }}' as string) as value
+    union all
     select 'err_max_grade' as setting, cast('{{ err_max_grade() }}' as string) as value
 ),
 

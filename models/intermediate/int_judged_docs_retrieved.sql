@@ -2,7 +2,8 @@
 -- rows the measures read, with the running counts they need at the document's position.
 -- Computed per run: only the runs this build plans (macros/incremental_runs.sql), as in every per-run model.
 -- Under the collection's settings: is_relevant at its relevance_level, ERR's gains on its err_max_grade scale, and
--- with judged_docs_only (trec_eval -J) documents without a grade >= 0 dropped and the rest re-ranked 1, 2, ...
+-- with judged_docs_only (trec_eval -J) documents without a grade >= 0 dropped and the rest re-ranked 1, 2, ...,
+-- and with ignore_identical_ids (BEIR) the document whose id is the question's dropped and those below moved up.
 
 with rankings as (
     {{ rows_of_planned_runs(ref('stg_raw__rankings')) }}
@@ -16,25 +17,52 @@ settings as (
     select * from {{ ref('int_collection_evaluation_settings') }}
 ),
 
-joined as (
+-- under ignore_identical_ids: the rank of the question's own id in the ranking (a few rows at most)
+identical as (
+    select rankings.collection_id, rankings.run_id, rankings.question_id, rankings.rank
+    from rankings
+    inner join settings
+        on rankings.collection_id = settings.collection_id
+    where settings.ignore_identical_ids and rankings.doc_id = rankings.question_id
+),
+
+kept as (
     select
         rankings.collection_id,
         rankings.run_id,
         rankings.question_id,
         rankings.doc_id,
         rankings.rank,
-        rankings.matched_terms,
+        rankings.rank - case when identical.rank < rankings.rank then 1 else 0 end as kept_rank,
+        rankings.matched_terms
+    from rankings
+    left join identical
+        on rankings.collection_id = identical.collection_id
+        and rankings.run_id = identical.run_id
+        and rankings.question_id = identical.question_id
+    where identical.rank is null or identical.rank <> rankings.rank
+),
+
+joined as (
+    select
+        kept.collection_id,
+        kept.run_id,
+        kept.question_id,
+        kept.doc_id,
+        kept.rank,
+        kept.kept_rank,
+        kept.matched_terms,
         qrels.relevance,
         settings.judged_docs_only,
         settings.relevance_level,
         settings.err_max_grade
-    from rankings
+    from kept
     inner join qrels
-        on rankings.collection_id = qrels.collection_id
-        and rankings.question_id = qrels.question_id
-        and rankings.doc_id = qrels.doc_id
+        on kept.collection_id = qrels.collection_id
+        and kept.question_id = qrels.question_id
+        and kept.doc_id = qrels.doc_id
     inner join settings
-        on rankings.collection_id = settings.collection_id
+        on kept.collection_id = settings.collection_id
     where qrels.relevance >= 0 or not settings.judged_docs_only
 ),
 
@@ -43,7 +71,7 @@ graded as (
         *,
         case when judged_docs_only
             then cast(row_number() over (partition by collection_id, run_id, question_id order by rank) as integer)
-            else rank
+            else kept_rank
         end as position,
         relevance >= relevance_level as is_relevant,
         cast(greatest(relevance, 0) as double) as gain,

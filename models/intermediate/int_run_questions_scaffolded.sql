@@ -1,7 +1,7 @@
 -- One row per (run, question of the run's collection), whether or not the run returned anything for the
 -- question: a question the run missed entirely must still count (as an empty ranking) in the means.
--- Under the collection's settings: n_ranked counts the judged docs only with judged_docs_only, and is_averaged
--- follows its averaging.
+-- Under the collection's settings: n_retrieved leaves out the question's own id with ignore_identical_ids,
+-- n_ranked counts the judged docs only with judged_docs_only, and is_averaged follows its averaging.
 
 with runs as (
     {{ rows_of_planned_runs(ref('stg_raw__runs')) }}
@@ -17,12 +17,15 @@ settings as (
 
 retrieved_counts as (
     select
-        collection_id,
-        run_id,
-        question_id,
+        rankings.collection_id,
+        rankings.run_id,
+        rankings.question_id,
         cast(count(*) as integer) as n_retrieved
     from ({{ rows_of_planned_runs(ref('stg_raw__rankings')) }}) as rankings
-    group by collection_id, run_id, question_id
+    inner join settings
+        on rankings.collection_id = settings.collection_id
+    where not (settings.ignore_identical_ids and rankings.doc_id = rankings.question_id)
+    group by rankings.collection_id, rankings.run_id, rankings.question_id
 ),
 
 judged_counts as (

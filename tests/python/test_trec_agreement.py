@@ -34,13 +34,14 @@ KS = [1, 3, 5, 10]
 READ = ["+question_metrics", "+run_metrics", "+question_measures", "+run_measures"]  # the marts checked here
 GRADES = [-2, -1, 0, 0, 1, 1, 2, 3, 4]
 # Every pair of (relevance level, -J, averaging) in five collections' own settings, one build; ERR's maximum grade
-# moved once.
+# moved once; BEIR's ignore_identical_ids once.
 SETTINGS = [
     Settings(relevance_level=1, judged_docs_only=False, averaging="all_questions"),
     Settings(relevance_level=1, judged_docs_only=False, averaging="retrieved_only", err_max_grade=5),
     Settings(relevance_level=1, judged_docs_only=True, averaging="retrieved_only"),
     Settings(relevance_level=2, judged_docs_only=False, averaging="retrieved_only"),
     Settings(relevance_level=2, judged_docs_only=True, averaging="all_questions"),
+    Settings(relevance_level=1, judged_docs_only=False, averaging="retrieved_only", ignore_identical_ids=True),
 ]
 
 
@@ -115,6 +116,10 @@ CRAFTED: dict[str, tuple[dict[str, int], list[str]]] = {
     # ERR's stopping probabilities near 1, longer than every k
     "high_grades": ({"a": 4, "b": 4, "c": 3, "d": 0}, [f"{doc} {12 - i}" for i, doc in enumerate("dabcefghijkl")]),
     "not_in_run": ({"r": 1}, []),
+    # the question's own id retrieved (BEIR's ignore_identical_ids drops it, the qrels keep it), and one whose
+    # only retrieved document is its own id: no ranking left
+    "self": ({"self": 1, "r": 1}, ["x 4", "self 3", "r 2", "y 1"]),
+    "only_self": ({"only_self": 2}, ["only_self 1"]),
     "only_in_run": ({}, ["r 1"]),
 }
 

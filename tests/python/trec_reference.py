@@ -171,12 +171,14 @@ class Settings:
     judged_docs_only: bool = False  # trec_eval -J
     averaging: str = "all_questions"  # all_questions (trec_eval -c) or retrieved_only (its default)
     err_max_grade: int = GDEVAL_MAX_JUDGMENT  # gdeval's $MAX_JUDGMENT
+    ignore_identical_ids: bool = False  # BEIR's: the question's own id dropped from its ranking
 
     def collection_settings(self, ks: list[int]) -> list[str]:
         """`retrieval-metrics settings` arguments giving a collection these settings and cutoffs."""
         values = {
             "k_values": ",".join(map(str, ks)), "averaging": self.averaging, "relevance_level": self.relevance_level,
             "judged_docs_only": str(self.judged_docs_only).lower(), "err_max_grade": self.err_max_grade,
+            "ignore_identical_ids": str(self.ignore_identical_ids).lower(),
         }  # fmt: skip
         return [argument for name, value in values.items() for argument in ("--set", f"{name}={value}")]
 
@@ -184,7 +186,7 @@ class Settings:
         """What run_measures.evaluation_settings records of these settings, as JSON."""
         return {
             "averaging": self.averaging, "err_max_grade": self.err_max_grade,
-            "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None,
+            "ignore_identical_ids": self.ignore_identical_ids, "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None,
             "relevance_level": self.relevance_level,
         }  # fmt: skip
 
@@ -192,12 +194,13 @@ class Settings:
     def label(self) -> str:
         judged = "judged_docs_only" if self.judged_docs_only else "all_docs"
         err = "" if self.err_max_grade == GDEVAL_MAX_JUDGMENT else f"-err_max_grade{self.err_max_grade}"
-        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}"
+        identical = "-ignore_identical_ids" if self.ignore_identical_ids else ""
+        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}{identical}"
 
     @property
     def is_default(self) -> bool:
-        """The settings the wide tables' check (assert_matches_trec_eval) assumes: level 1, no -J."""
-        return self.relevance_level == 1 and not self.judged_docs_only
+        """The settings the wide tables' check (assert_matches_trec_eval) assumes: level 1, no -J, every id kept."""
+        return self.relevance_level == 1 and not self.judged_docs_only and not self.ignore_identical_ids
 
 
 def measure_names(ks: list[int]) -> dict[str, int | None]:
@@ -370,6 +373,9 @@ def references(
     """The references on (qrels, run) for every question of the collection: those in the qrels and in
     `questions` (the collection's question list). `rankings` is the run in trec_eval's order."""
     names = measure_names(ks)
+    if settings.ignore_identical_ids:  # as BEIR does: out of the run (and the ranking), never out of the qrels
+        run = {question_id: {d: score for d, score in docs.items() if d != question_id} for question_id, docs in run.items()}
+        rankings = {question_id: [d for d in docs if d != question_id] for question_id, docs in rankings.items()}
     evaluated = trec_eval_reference(qrels, run, ks, settings)
     ir_values = ir_measures_reference(qrels, rankings, ks, settings)
     printed = ir_measures_reference(qrels, rankings, ks, settings, full_precision=False)
