@@ -10,6 +10,15 @@
     {{ return(mode) }}
 {%- endmacro %}
 
+{#- How iprec_at_recall turns a recall level into a count of relevant docs: trec_eval_9 (pytrec_eval's) or trec_eval_10. -#}
+{% macro iprec_rule() -%}
+    {%- set rule = var('iprec_rule') -%}
+    {%- if rule not in ['trec_eval_9', 'trec_eval_10'] -%}
+        {{ exceptions.raise_compiler_error("var iprec_rule: " ~ rule ~ " is not one of trec_eval_9, trec_eval_10") }}
+    {%- endif -%}
+    {{ return(rule) }}
+{%- endmacro %}
+
 {#- The lowest grade that counts as relevant (trec_eval -l, pytrec_eval relevance_level). -#}
 {% macro relevance_level() -%}
     {{ return(integer_var('relevance_level', 0)) }}

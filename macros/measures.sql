@@ -63,8 +63,12 @@
     {%- set iprec_columns = [] -%}
     {%- for tenth in range(11) -%}
         {%- set level = "%.2f" % (tenth / 10) -%}
-        {#- trec_eval v9 (pytrec_eval's): the recall level as a count of relevant docs, (long)(level * R + 0.9) -#}
-        {%- set needed = "cast(floor(cast('" ~ level ~ "' as double) * num_rel + 0.9) as integer)" -%}
+        {#- the recall level as a count of relevant docs, by the collection's iprec_rule: trec_eval 9's (pytrec_eval's)
+            (long)(level * R + 0.9), or trec_eval 10's lround(level * R) -#}
+        {%- set scaled = "cast('" ~ level ~ "' as double) * num_rel" -%}
+        {%- set needed = "cast(case when iprec_rule = 'trec_eval_10' then (case when " ~ scaled ~ " - floor(" ~ scaled
+            ~ ") >= 0.5 then ceil(" ~ scaled ~ ") else floor(" ~ scaled ~ ") end) else floor(" ~ scaled
+            ~ " + 0.9) end as integer)" -%}
         {%- do iprec_columns.append("iprec_at_recall_" ~ level | replace(".", "_")) -%}
         {%- do measures.append(
             {"name": "iprec_at_recall_" ~ level, "column": iprec_columns[-1], "at_k": false, "reference": "trec_eval",

@@ -34,7 +34,7 @@ RULES = {
     "preset": one_of(*PRESETS),
     **{name: VAR_RULES[name] for name in
        ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade",
-        "ignore_identical_ids"]},
+        "ignore_identical_ids", "iprec_rule"]},
 }  # fmt: skip
 
 

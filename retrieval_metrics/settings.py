@@ -68,6 +68,7 @@ RULES: dict[str, Rule] = {
     "relevance_level": integer(0),
     "judged_docs_only": boolean,
     "ignore_identical_ids": boolean,
+    "iprec_rule": one_of("trec_eval_9", "trec_eval_10"),
     "err_max_grade": integer(1),
     "bootstrap_resamples": integer(1),
     "bootstrap_seed": integer(0),

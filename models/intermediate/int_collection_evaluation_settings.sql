@@ -23,7 +23,8 @@ one_valued as (
         max(case when setting = 'averaging' then value end) as averaging,
         max(case when setting = 'judged_docs_only' then value end) = 'true' as judged_docs_only,
         max(case when setting = 'ignore_identical_ids' then value end) = 'true' as ignore_identical_ids,
-        max(case when setting = 'err_max_grade' then cast(value as integer) end) as err_max_grade
+        max(case when setting = 'err_max_grade' then cast(value as integer) end) as err_max_grade,
+        max(case when setting = 'iprec_rule' then value end) as iprec_rule
     from settings
     where setting <> 'k_values'
     group by collection_id
@@ -38,12 +39,14 @@ select
     cast(one_valued.judged_docs_only as boolean) as judged_docs_only,
     cast(one_valued.ignore_identical_ids as boolean) as ignore_identical_ids,
     cast(one_valued.err_max_grade as integer) as err_max_grade,
+    cast(one_valued.iprec_rule as string) as iprec_rule,
     -- keys sorted, separators as Python's json.dumps writes them
     cast(concat(
         '{"averaging": "', one_valued.averaging,
         '", "err_max_grade": ', cast(one_valued.err_max_grade as string),
         ', "ignore_identical_ids": ', case when one_valued.ignore_identical_ids then 'true' else 'false' end,
-        ', "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
+        ', "iprec_rule": "', one_valued.iprec_rule,
+        '", "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
         ', "k_values": [', cutoffs.k_list,
         '], "preset": ', case when one_valued.preset is null then 'null' else concat('"', one_valued.preset, '"') end,
         ', "relevance_level": ', cast(one_valued.relevance_level as string), '}'

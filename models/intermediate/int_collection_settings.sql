@@ -43,6 +43,8 @@ defaults as (
     union all
     select 'ignore_identical_ids' as setting, cast('{{ ignore_identical_ids() | lower }}' as string) as value
     union all
+    select 'iprec_rule' as setting, cast('{{ iprec_rule() }}' as string) as value
+    union all
     select 'err_max_grade' as setting, cast('{{ err_max_grade() }}' as string) as value
 ),
 

@@ -1,5 +1,5 @@
 -- One row per (run, question): every measure of the registry without a cutoff (macros/measures.sql), over the
--- question's whole ranking, one column each.
+-- question's whole ranking, one column each (iprec_at_recall by the collection's iprec_rule).
 
 with run_questions as (
     {{ rows_of_planned_runs(ref('int_run_questions_scaffolded')) }}
@@ -7,6 +7,10 @@ with run_questions as (
 
 judged_docs as (
     {{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}
+),
+
+settings as (
+    select * from {{ ref('int_collection_evaluation_settings') }}
 ),
 
 ideal as (
@@ -26,8 +30,11 @@ measure_inputs as (
         run_questions.run_id,
         run_questions.question_id,
         coalesce(ideal.ideal_dcg, 0.0) as ideal_dcg,
+        settings.iprec_rule,
         {{ measure_input_columns('run_questions', 'judged_docs') }}
     from run_questions
+    inner join settings
+        on run_questions.collection_id = settings.collection_id
     left join ideal
         on run_questions.collection_id = ideal.collection_id
         and run_questions.question_id = ideal.question_id
@@ -46,4 +53,4 @@ select
     cast({{ measure.sql }} as double) as {{ measure.column }}{% if not loop.last %},{% endif %}
     {%- endfor %}
 from measure_inputs
-group by collection_id, run_id, question_id, num_rel, num_ret, num_judged_nonrel, ideal_dcg
+group by collection_id, run_id, question_id, num_rel, num_ret, num_judged_nonrel, ideal_dcg, iprec_rule

@@ -45,7 +45,8 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
     assert given.stdout.strip() == (
         "retrieval-metrics settings: collection gen: preset trec-dl (set here); k_values 10, 100, 1000 (set here); "
         "baseline_run_id run0 (set here); relevance_level 2 (set here); averaging all_questions (set here); "
-        "judged_docs_only false (set here); err_max_grade 4 (the var's); ignore_identical_ids false (set here)"
+        "judged_docs_only false (set here); err_max_grade 4 (the var's); ignore_identical_ids false (set here); "
+        "iprec_rule trec_eval_9 (set here)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -64,22 +65,22 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
     ) == [("docent", "keyword_overlap", 1, "keyword_overlap"), ("gen", "run0", 1, "run0"), ("gen", "run1", 2, "run0")]
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
-                  '"judged_docs_only": false, "k_values": [1, 2, 3], '
+                  '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [1, 2, 3], '
                   '"preset": "lesson", "relevance_level": 1}',
         "gen": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
-               '"judged_docs_only": false, "k_values": [10, 100, 1000], '
+               '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [10, 100, 1000], '
                '"preset": "trec-dl", "relevance_level": 2}',
     }  # fmt: skip
     assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
                           "from intermediate.int_collection_settings group by all order by all") == [
         ("docent", "averaging", ["all_questions"], "seed"), ("docent", "baseline_run_id", ["keyword_overlap"], "seed"),
         ("docent", "err_max_grade", ["4"], "seed"), ("docent", "ignore_identical_ids", ["false"], "seed"),
-        ("docent", "judged_docs_only", ["false"], "seed"),
+        ("docent", "iprec_rule", ["trec_eval_9"], "seed"), ("docent", "judged_docs_only", ["false"], "seed"),
         ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "preset", ["lesson"], "seed"),
         ("docent", "relevance_level", ["1"], "seed"),
         ("gen", "averaging", ["all_questions"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
         ("gen", "err_max_grade", ["4"], "var"), ("gen", "ignore_identical_ids", ["false"], "warehouse"),
-        ("gen", "judged_docs_only", ["false"], "warehouse"),
+        ("gen", "iprec_rule", ["trec_eval_9"], "warehouse"), ("gen", "judged_docs_only", ["false"], "warehouse"),
         ("gen", "k_values", ["10", "100", "1000"], "warehouse"), ("gen", "preset", ["trec-dl"], "warehouse"),
         ("gen", "relevance_level", ["2"], "warehouse"),
     ]  # fmt: skip
@@ -157,12 +158,13 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
     line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None, relevance_level=None)
     assert line == ("collection gen: preset trec-dl (set here); k_values 1, 2, 3 (the var's); baseline_run_id run0 "
                     "(set here); relevance_level 1 (the var's); averaging all_questions (set here); judged_docs_only "
-                    "false (set here); err_max_grade 4 (the var's); ignore_identical_ids false (set here)")  # fmt: skip
+                    "false (set here); err_max_grade 4 (the var's); ignore_identical_ids false (set here); "
+                    "iprec_rule trec_eval_9 (set here)")  # fmt: skip
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
         "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); "
         "baseline_run_id keyword_overlap (the seed's); "
         "relevance_level 1 (the seed's); averaging all_questions (the seed's); judged_docs_only false (the seed's); "
-        "err_max_grade 4 (the seed's); ignore_identical_ids false (the seed's)"
+        "err_max_grade 4 (the seed's); ignore_identical_ids false (the seed's); iprec_rule trec_eval_9 (the seed's)"
     )
 
 
@@ -176,10 +178,10 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
                     "averaging: retrieved_only}")
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
-                  '"judged_docs_only": false, "k_values": [1, 2, 3], '
+                  '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [1, 2, 3], '
                   '"preset": "lesson", "relevance_level": 1}',
         "gen": '{"averaging": "retrieved_only", "err_max_grade": 4, "ignore_identical_ids": false, '
-               '"judged_docs_only": true, "k_values": [4, 8], '
+               '"iprec_rule": "trec_eval_9", "judged_docs_only": true, "k_values": [4, 8], '
                '"preset": null, "relevance_level": 3}',
     }  # fmt: skip
 
@@ -195,7 +197,7 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
         (["--collection", "gen", "--set", "relevance=2"],
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, baseline_run_id, "
-         "relevance_level, averaging, judged_docs_only, err_max_grade, ignore_identical_ids)"),
+         "relevance_level, averaging, judged_docs_only, err_max_grade, ignore_identical_ids, iprec_rule)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl, msmarco-passage, beir, trec-rag"),
         (["--collection", "gen", "--set", "relevance_level=-1"],

@@ -31,6 +31,10 @@ from trec_reference import (
 )
 
 KS = [1, 3, 5, 10]
+# trec_eval 10.0's test collection and its output of `trec_eval -m all_trec -q` (usnistgov/trec_eval, test/)
+TREC_EVAL_TEST = REPO_ROOT / "tests" / "data" / "trec_eval_10"
+IPREC_RULES = ["trec_eval_9", "trec_eval_10"]
+PRINTED_4 = 5e-5 + 1e-12  # trec_eval prints 4 decimals
 READ = ["+question_metrics", "+run_metrics", "+question_measures", "+run_measures"]  # the marts checked here
 GRADES = [-2, -1, 0, 0, 1, 1, 2, 3, 4]
 # Every pair of (relevance level, -J, averaging) in five collections' own settings, one build; ERR's maximum grade
@@ -181,6 +185,11 @@ def imported(
                 given = ["--qrels", str(qrels)] if number == 0 else []
                 assert cli(["import", *collection, *given, "--run", str(run), "--run-id", f"run{number}", *db]) == 0
             assert cli(["settings", *collection, *settings.collection_settings(KS), *db]) == 0
+    for rule in IPREC_RULES:  # trec_eval 10.0's own test collection, under each iprec rule, as trec_eval runs it
+        collection = ["--collection", f"trec_eval_test-{rule}"]
+        run = ["--run", str(TREC_EVAL_TEST / "results.test"), "--run-id", "STANDARD"]
+        assert cli(["import", *collection, "--qrels", str(TREC_EVAL_TEST / "qrels.test"), *run, *db]) == 0
+        assert cli(["settings", *collection, "--set", f"iprec_rule={rule}", "--set", "averaging=retrieved_only", *db]) == 0
     warehouse.build("--select", *READ, "--indirect-selection", "cautious")
     return warehouse
 
@@ -214,6 +223,36 @@ def test_every_value_and_mean_equals_the_references(
                         settings.averaging, 1e-9,
                     )  # fmt: skip
     assert checked > 5000
+
+
+@pytest.mark.dbt
+def test_each_iprec_rule_equals_its_trec_eval(imported: Warehouse) -> None:
+    """iprec_at_recall_* and 11pt_avg, per question and over the run: under trec_eval_10, what trec_eval 10.0
+    prints for its own test collection (4 decimals); under trec_eval_9, pytrec_eval's (trec_eval 9), which
+    differs from trec_eval 10.0 on this run."""
+    printed = {}
+    for line in (TREC_EVAL_TEST / "out.test.aq").read_text().splitlines():
+        measure, question_id, value = line.split()
+        if measure.startswith("iprec_at_recall_") or measure == "11pt_avg":
+            printed[(question_id, measure)] = float(value)
+    qrels, run = parse_qrels(TREC_EVAL_TEST / "qrels.test"), parse_run(TREC_EVAL_TEST / "results.test")
+    trec_eval_9 = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall", "11pt_avg"}).evaluate(run)
+    for rule in IPREC_RULES:
+        ours = {(question_id, name): value for question_id, name, value in imported.rows(
+            "select question_id, measure_name, value from question_measures where collection_id = ? "
+            "and (measure like 'iprec_at_recall%' or measure = '11pt_avg') and is_averaged "
+            "union all select 'all', measure_name, value from run_measures where collection_id = ? "
+            "and (measure like 'iprec_at_recall%' or measure = '11pt_avg')", [f"trec_eval_test-{rule}"] * 2)}  # fmt: skip
+        assert set(ours) == set(printed)
+        if rule == "trec_eval_10":
+            far = {key: (ours[key], value) for key, value in printed.items() if abs(ours[key] - value) > PRINTED_4}
+            assert not far, far
+        else:
+            for (question_id, name), value in ours.items():
+                if question_id != "all":
+                    assert value == pytest.approx(trec_eval_9[question_id][name], abs=1e-12), (question_id, name)
+            assert [key for key, value in printed.items() if key[0] != "all" and abs(ours[key] - value) > PRINTED_4] == [
+                ("301", "iprec_at_recall_0.10"), ("302", "iprec_at_recall_0.60"), ("302", "11pt_avg")]
 
 
 @pytest.mark.dbt

@@ -178,7 +178,7 @@ class Settings:
         values = {
             "k_values": ",".join(map(str, ks)), "averaging": self.averaging, "relevance_level": self.relevance_level,
             "judged_docs_only": str(self.judged_docs_only).lower(), "err_max_grade": self.err_max_grade,
-            "ignore_identical_ids": str(self.ignore_identical_ids).lower(),
+            "ignore_identical_ids": str(self.ignore_identical_ids).lower(), "iprec_rule": "trec_eval_9",
         }  # fmt: skip
         return [argument for name, value in values.items() for argument in ("--set", f"{name}={value}")]
 
@@ -186,7 +186,8 @@ class Settings:
         """What run_measures.evaluation_settings records of these settings, as JSON."""
         return {
             "averaging": self.averaging, "err_max_grade": self.err_max_grade,
-            "ignore_identical_ids": self.ignore_identical_ids, "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None,
+            "ignore_identical_ids": self.ignore_identical_ids, "iprec_rule": "trec_eval_9",
+            "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None,
             "relevance_level": self.relevance_level,
         }  # fmt: skip
 
