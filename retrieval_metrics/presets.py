@@ -53,14 +53,3 @@ PRESETS: dict[str, Preset] = {
         "TREC 2024 RAG retrieval as anserini reports it: trec_eval -c -m ndcg_cut.20, ndcg_cut.100 and recall.100",
     ),
 }
-
-# Measures whose value does not depend on the relevance level (NDCG's gains are the grades; ERR's the grades too)
-LEVEL_FREE = ("ndcg", "nDCG", "ERR", "Judged", "num_ret")
-
-
-def label(measure_name: str, relevance_level: int) -> str:
-    """A measure's name as a reader cannot mistake it: at a relevance level other than 1, the measures that
-    depend on it carry it, as ir_measures writes it (map at level 2: map(rel=2); recall_1000: recall_1000(rel=2))."""
-    if relevance_level == 1 or measure_name.startswith(LEVEL_FREE):
-        return measure_name
-    return f"{measure_name}(rel={relevance_level})"

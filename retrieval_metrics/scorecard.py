@@ -13,7 +13,7 @@ import json
 
 import duckdb
 
-from retrieval_metrics.presets import PRESETS, label
+from retrieval_metrics.presets import PRESETS
 
 # The lesson's table: its labels and the registry's measures they are (measure_catalog.measure)
 LESSON_AT_K = {"Recall": "recall", "Precision": "P", "NDCG": "ndcg_cut"}
@@ -66,11 +66,11 @@ Headline = tuple[str, list[tuple[str, float, float | None, float | None]]]  # pr
 
 def headlines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Headline]:
     """Per run of a collection that follows a preset (but the lesson's, whose headline is the lesson's table):
-    the preset and its headline measures' means and intervals, each named with the relevance level where it
-    applies (map(rel=2))."""
-    rows = con.execute("select collection_id, run_id, measure_name, value, ci_low, ci_high, evaluation_settings "
-                       "from main.run_measures order by all").fetchall()  # fmt: skip
-    values = {(c, r, name): (value, low, high) for c, r, name, value, low, high, _ in rows}
+    the preset and its headline measures' means and intervals, each under its measure_label (map(rel=2) at
+    relevance level 2)."""
+    rows = con.execute("select collection_id, run_id, measure_name, measure_label, value, ci_low, ci_high, "
+                       "evaluation_settings from main.run_measures order by all").fetchall()  # fmt: skip
+    values = {(c, r, name): (label, value, low, high) for c, r, name, label, value, low, high, _ in rows}
     found: dict[tuple[str, str], Headline] = {}
     for collection_id, run_id, settings_json in sorted({(c, r, settings) for c, r, *_, settings in rows}):
         settings = json.loads(settings_json)
@@ -78,7 +78,7 @@ def headlines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Headline]
         if preset not in PRESETS or preset == "lesson":
             continue
         found[(collection_id, run_id)] = (preset, [
-            (label(name, settings["relevance_level"]), *values[(collection_id, run_id, name)])
+            values[(collection_id, run_id, name)]
             for name in PRESETS[preset].headline if (collection_id, run_id, name) in values
         ])  # fmt: skip
     return found

@@ -9,6 +9,8 @@ select
     cast({{ sql_string(measure.reference) }} as string) as reference,
     cast({{ sql_string(measure.aggregation) }} as string) as aggregation,
     cast({{ 'true' if measure.compared else 'false' }} as boolean) as is_compared,
+    cast({{ 'false' if measure.get('uses_relevance_level') is sameas false else 'true' }} as boolean)
+        as uses_relevance_level,
     cast({{ sql_string(measure.question_metrics_column) if measure.question_metrics_column else 'null' }} as string)
         as question_metrics_column,
     cast({{ sql_string(measure.run_metrics_column) if measure.run_metrics_column else 'null' }} as string)

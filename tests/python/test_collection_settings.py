@@ -123,6 +123,13 @@ def test_the_scorecard_leads_each_run_with_its_presets_headline(two_collections)
         means = {(run, name): with_interval(value, low, high) for run, name, value, low, high in con.execute(
             "select run_id, measure_name, value, ci_low, ci_high from run_measures where collection_id = 'gen'"
         ).fetchall()}  # fmt: skip
+    assert dict(warehouse.rows(
+        "select measure_name, measure_label from run_measures where collection_id = 'gen' and run_id = 'run0' "
+        "and measure_name in ('ndcg_cut_10', 'map', 'recall_1000', 'bpref', 'ERR@10', 'num_ret')")) == {
+        "ndcg_cut_10": "ndcg_cut_10", "map": "map(rel=2)", "recall_1000": "recall_1000(rel=2)",
+        "bpref": "bpref(rel=2)", "ERR@10": "ERR@10", "num_ret": "num_ret"}  # fmt: skip
+    assert warehouse.rows("select count(*) from run_measures where collection_id = 'docent' "
+                          "and measure_label <> measure_name") == [(0,)]  # level 1: the names as they are
     for run in ("run0", "run1"):
         title = next(i for i, line in enumerate(lines) if line.startswith(f"gen / {run} "))
         assert lines[title + 1] == (
