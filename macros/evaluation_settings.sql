@@ -10,7 +10,8 @@
     {{ return(mode) }}
 {%- endmacro %}
 
-{#- How iprec_at_recall turns a recall level into a count of relevant docs: trec_eval_9 (pytrec_eval's) or trec_eval_10. -#}
+{#- How iprec_at_recall turns a recall level into a count of relevant docs: trec_eval_9 (pytrec_eval's) or
+    trec_eval_10. -#}
 {% macro iprec_rule() -%}
     {%- set rule = var('iprec_rule') -%}
     {%- if rule not in ['trec_eval_9', 'trec_eval_10'] -%}

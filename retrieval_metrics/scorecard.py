@@ -1,8 +1,8 @@
 """Print the scorecard: for every run, its collection's headline measures when the collection follows a preset
 (retrieval_metrics/presets.py) other than the lesson's, then the lesson's per-k table (Recall@k, Precision@k,
-NDCG@k) and MRR, each mean with its 95% bootstrap interval, the baseline run first and then the others by the collection's headline
-measure (run_leaderboard.run_position), then, for each collection with several runs, the runs side by side with
-wins/ties/losses, effect sizes and p-values against the baseline.
+NDCG@k) and MRR, each mean with its 95% bootstrap interval, the baseline run first and then the others by the
+collection's headline measure (run_leaderboard.run_position), then, for each collection with several runs, the
+runs side by side with wins/ties/losses, effect sizes and p-values against the baseline.
 
     retrieval-metrics scorecard [--db PATH]
 """
