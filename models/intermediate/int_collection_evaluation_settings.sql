@@ -1,5 +1,5 @@
--- One row per collection with judgments: the settings its runs are evaluated under, one column each
--- (int_collection_settings' rows side by side), and all of them as the JSON that run_measures records.
+-- One row per collection (with judgments or questions): the settings its runs are evaluated under, one column
+-- each (int_collection_settings' rows side by side), and all of them as the JSON that run_measures records.
 
 with settings as (
     select * from {{ ref('int_collection_settings') }}
