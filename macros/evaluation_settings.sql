@@ -3,21 +3,13 @@
 
 {#- Which questions a run's value is taken over: all_questions (trec_eval -c) or retrieved_only (its default). -#}
 {% macro averaging_mode() -%}
-    {%- set mode = var('averaging') -%}
-    {%- if mode not in ['all_questions', 'retrieved_only'] -%}
-        {{ exceptions.raise_compiler_error("var averaging: " ~ mode ~ " is not one of all_questions, retrieved_only") }}
-    {%- endif -%}
-    {{ return(mode) }}
+    {{ return(choice_var('averaging', ['all_questions', 'retrieved_only'])) }}
 {%- endmacro %}
 
 {#- How iprec_at_recall turns a recall level into a count of relevant docs: trec_eval_9 (pytrec_eval's) or
     trec_eval_10. -#}
 {% macro iprec_rule() -%}
-    {%- set rule = var('iprec_rule') -%}
-    {%- if rule not in ['trec_eval_9', 'trec_eval_10'] -%}
-        {{ exceptions.raise_compiler_error("var iprec_rule: " ~ rule ~ " is not one of trec_eval_9, trec_eval_10") }}
-    {%- endif -%}
-    {{ return(rule) }}
+    {{ return(choice_var('iprec_rule', ['trec_eval_9', 'trec_eval_10'])) }}
 {%- endmacro %}
 
 {#- The lowest grade that counts as relevant (trec_eval -l, pytrec_eval relevance_level). -#}
@@ -33,6 +25,14 @@
 {#- BEIR's ignore_identical_ids: a retrieved document whose id is the question's is dropped from the ranking. -#}
 {% macro ignore_identical_ids() -%}
     {{ return(boolean_var('ignore_identical_ids')) }}
+{%- endmacro %}
+
+{% macro choice_var(name, choices) -%}
+    {%- set value = var(name) -%}
+    {%- if value not in choices -%}
+        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ value ~ " is not one of " ~ choices | join(", ")) }}
+    {%- endif -%}
+    {{ return(value) }}
 {%- endmacro %}
 
 {% macro boolean_var(name) -%}

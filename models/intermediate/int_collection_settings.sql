@@ -28,24 +28,26 @@ own as (
     select * from set_by_seed
 ),
 
+{#- every setting's value as its rows store it: k_values' cutoffs one by one, a yes-or-no as true or false -#}
+{%- set defaults = [] -%}
+{%- for k in cutoff_values() %}{% do defaults.append(('k_values', k)) %}{% endfor -%}
+{%- do defaults.extend([
+    ('baseline_run_id', var('baseline_run_id')),
+    ('relevance_level', relevance_level()),
+    ('averaging', averaging_mode()),
+    ('judged_docs_only', judged_docs_only() | string | lower),
+    ('ignore_identical_ids', ignore_identical_ids() | string | lower),
+    ('iprec_rule', iprec_rule()),
+    ('err_max_grade', err_max_grade()),
+]) %}
+
 defaults as (
-    {%- for k in cutoff_values() %}
-    select 'k_values' as setting, cast({{ k }} as string) as value
+    {%- for setting, value in defaults %}
+    select '{{ setting }}' as setting, cast('{{ value }}' as string) as value
+    {%- if not loop.last %}
     union all
+    {%- endif %}
     {%- endfor %}
-    select 'baseline_run_id' as setting, cast('{{ var("baseline_run_id") }}' as string) as value
-    union all
-    select 'relevance_level' as setting, cast('{{ relevance_level() }}' as string) as value
-    union all
-    select 'averaging' as setting, cast('{{ averaging_mode() }}' as string) as value
-    union all
-    select 'judged_docs_only' as setting, cast('{{ judged_docs_only() | lower }}' as string) as value
-    union all
-    select 'ignore_identical_ids' as setting, cast('{{ ignore_identical_ids() | lower }}' as string) as value
-    union all
-    select 'iprec_rule' as setting, cast('{{ iprec_rule() }}' as string) as value
-    union all
-    select 'err_max_grade' as setting, cast('{{ err_max_grade() }}' as string) as value
 ),
 
 by_default as (
