@@ -17,6 +17,8 @@ import pytrec_eval
 import retrieval_metrics as rm
 from conftest import Warehouse, warehouse_checksums
 from retrieval_metrics.building import add_missing_raw_tables
+from retrieval_metrics.per_collection import seed_settings, values_of
+from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.report import report
 from retrieval_metrics.scorecard import scorecard, with_interval
 from test_lesson_scorecard import LESSON_SCORECARD
@@ -247,3 +249,12 @@ def test_a_warehouse_written_before_the_settings_table_gets_it_at_its_next_build
     bytes_before = warehouse.db_path.read_bytes()
     add_missing_raw_tables(warehouse.db_path)  # nothing missing: the file is not written
     assert warehouse.db_path.read_bytes() == bytes_before
+
+
+def test_docents_seed_settings_are_the_lesson_preset() -> None:
+    """The lesson's settings are written twice, as Docent's seed rows (for dbt) and as the lesson preset (for
+    `settings --preset`): they must not drift apart."""
+    lesson = PRESETS["lesson"].settings
+    seeded = seed_settings("docent")
+    assert seeded.pop("preset") == ["lesson"] and seeded.pop("baseline_run_id") == ["keyword_overlap"]
+    assert seeded == {name: values_of(name, value) for name, value in lesson.items()}
