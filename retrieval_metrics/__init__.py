@@ -7,12 +7,13 @@ marts (scorecard, report, export), progress bars (progress) and the `retrieval-m
 
 For notebooks (api): `write_run(collection_id, run_id, rows)` writes a run from scored rows, `build()` builds,
 `connect()` reads the marts as last published (the serving copy), `remove()` removes a run or a collection,
-`collection_settings()` shows or sets a collection's own settings (per_collection).
+`collection_settings()` shows or sets a collection's own settings (per_collection), `question_tags()` sets an
+imported collection's question tags (tagging).
 """
 
 from typing import Any
 
-__all__ = ["build", "collection_settings", "connect", "remove", "write_run"]
+__all__ = ["build", "collection_settings", "connect", "question_tags", "remove", "write_run"]
 
 
 def __getattr__(name: str) -> Any:

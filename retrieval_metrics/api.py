@@ -171,6 +171,31 @@ def collection_settings(
         return set_settings(path, collection_id, given, unset)
 
 
+def question_tags(
+    collection_id: str,
+    tags: Mapping[str, Iterable[str] | str],
+    *,
+    database: str | Path | None = None,
+    wait: float = DEFAULT_WAIT,
+) -> str:
+    """Replace an imported collection's question tags (the slices run_tag_measures and run_tag_comparisons report
+    on), as `retrieval-metrics import --tags` does: {question id: its tags}, e.g. {"q1": ["pricing"]}. Returns
+    its line; the next rm.build() recomputes that collection."""
+    from retrieval_metrics.tagging import mapping_rows, replace_tags
+    from retrieval_metrics.warehouse import SEEDED_COLLECTION, check_identifier
+
+    check_identifier("collection", collection_id)
+    if collection_id == SEEDED_COLLECTION:
+        raise InputError(f"collection {SEEDED_COLLECTION!r} is the lesson's seeds: its tags live in "
+                         "seeds/golden_question_tags.csv")  # fmt: skip
+    rows = mapping_rows(tags)
+    path = database_path(database)
+    with queued_writer(path, f"tags {collection_id}", wait), open_database(path) as con, transaction(con):
+        check_judged(con, collection_id)
+        written = replace_tags(con, collection_id, rows)
+    return f"collection {collection_id}: {written} tags of {len(tags)} questions"
+
+
 def connect(database: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the marts as last published: the serving copy (or the file `database` names),
     opened afresh, so it shows the latest build even while an earlier connection of this process is still open

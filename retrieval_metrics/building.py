@@ -76,9 +76,9 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
         raise build_failed(build_started, "", 1, f"{shown(serving)} left as it was", database, command="import",
                            done=f"collection {request.collection_id}: {summary}, committed; then ")  # fmt: skip
     build_seconds = time.perf_counter() - started - waited
-    published = publish_serving(database, serving)
-    if recorded:
+    if recorded:  # recorded before publishing, as build_database does
         record_build(database, build_inputs(database, serving, []))
+    published = publish_serving(database, serving)
     return (f"collection {request.collection_id}: {summary}; import {finished['import']:.1f} s, dbt loaded "
             f"alongside in {loaded:.1f} s, then built in {build_seconds:.1f} s; {published}")  # fmt: skip
 
@@ -167,7 +167,14 @@ def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool 
 
     if target_of(dbt_args) == "spark":
         return build_on_spark(database.absolute(), dbt_args)
-    from retrieval_metrics.up_to_date import build_inputs, last_build, record_build, selects_nodes, take_force
+    from retrieval_metrics.up_to_date import (
+        build_inputs,
+        last_build,
+        record_build,
+        selects_nodes,
+        serving_is_current,
+        take_force,
+    )
 
     database, serving = build_paths(database)
     add_missing_raw_tables(database)
@@ -181,6 +188,8 @@ def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool 
         if not changed:
             if inputs != last[0]:  # rows changed in raw tables no model reads (the dense retriever's cache)
                 record_build(database, inputs)
+            if not serving_is_current(database, serving):  # missing, or the build file was written since
+                return publish_serving(database, serving)
             return (f"nothing to build: the project, settings and raw tables are unchanged since the last build "
                     f"({last[1]:%Y-%m-%d %H:%M:%S} UTC), and so are its tables and {shown(serving)}; "
                     "build --force builds anyway")  # fmt: skip
@@ -202,9 +211,9 @@ def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool 
         except duckdb.IOException as exc:
             raise CommandFailed(f"{database_error(database, exc)}; {kept}", code) from None
         raise build_failed(started, output, code, kept, database)
-    published = publish_serving(database, serving)
+    # recorded first: publishing takes the build file's modification time, which readers compare (source_line)
     record_build(database, build_inputs(database, serving, dbt_args))
-    return published
+    return publish_serving(database, serving)
 
 
 def raw_sources() -> set[str]:

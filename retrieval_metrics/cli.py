@@ -75,7 +75,8 @@ def queued(args: argparse.Namespace, database: Path, what: str) -> AbstractConte
 def import_(args: argparse.Namespace) -> str:
     from retrieval_metrics.importing import ImportRequest, import_collection
 
-    request = ImportRequest(args.collection, args.qrels, args.beir, args.split, args.run, args.run_id, args.chunks)
+    request = ImportRequest(args.collection, args.qrels, args.beir, args.split, args.run, args.run_id, args.chunks,
+                            tags=args.tags)  # fmt: skip
     desc = f"{PROG} import"
     if args.vars and not args.build:
         raise InputError("--vars goes with --build: they are the build's dbt vars")
@@ -277,6 +278,8 @@ def parser() -> Parser:
     importing.add_argument("--chunks", nargs="?", const="maxp", choices=["maxp", "sump"],
                            help="the run's ids are chunks (doc#chunk): a doc scores its best chunk's score (maxp, "
                            "the default) or their sum (sump)")
+    importing.add_argument("--tags", type=Path, help="the questions' tags, the slices the marts report on: a file of "
+                           "`question_id tag` lines; replaces the collection's tags")
     importing.add_argument("--build", action="store_true",
                            help="then build what depends on it and publish the serving copy, in this process")
     importing.add_argument("--vars", help="with --build: dbt vars for the build, e.g. '{k_values: [1, 10]}'")

@@ -4,7 +4,8 @@ The models read and write through these functions only, so that the same model c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,50 @@ def planned_rows(dbt: Any, relation: Any, plans: Callable[[], Any], materialized
         return relation.limit(0)
     quoted = ", ".join("(" + ", ".join(map(sql_literal, key)) + ")" for key in keys)
     return relation.filter(f"(collection_id, run_id) in ({quoted})")
+
+
+@dataclass(frozen=True)
+class RunValues:
+    """One run's values of the measures a bootstrap resamples, as a (measure names x questions) matrix, both
+    sorted; geometric marks the rows aggregated as a geometric mean (gm_map: their values are logs)."""
+
+    collection_id: str
+    run_id: str
+    measure_names: list[str]
+    question_ids: list[str]
+    matrix: np.ndarray
+    geometric: np.ndarray
+
+
+def resampled_values(
+    dbt: Any, plans: Callable[[], Any], materialized: str | None, collections: list[str] | None = None
+) -> Iterator[RunValues]:
+    """The values a bootstrap of each planned run resamples: question_measures' averaged questions, without the
+    measures aggregated as sums (num_ret, ...), whose sums have no interval; one run at a time, fetched as numbers
+    only (at 100,000 questions a DataFrame of the run's rows took 3 GB, the matrix 40 MB). Only the runs of
+    `collections`, if given. The model's file names what this reads (dbt.ref("question_measures"),
+    dbt.ref("measure_catalog"), the plans) and passes its materialization, as planned_rows says."""
+    aggregations = to_pandas(dbt.ref("measure_catalog")).set_index("measure")["aggregation"]
+    measured = planned_rows(dbt, dbt.ref("question_measures"), plans, materialized).filter("is_averaged")
+    excluded = [measure for measure, aggregation in aggregations.items() if aggregation == "sum"]
+    if excluded:
+        measured = measured.filter(f"measure not in ({', '.join(map(sql_literal, excluded))})")
+    if collections is not None:
+        if not collections:
+            return
+        measured = measured.filter(f"collection_id in ({', '.join(map(sql_literal, collections))})")
+    keys = ["collection_id", "run_id"]
+    for collection_id, run_id in fetch(measured, keys, keys, distinct=True):
+        run = measured.filter(f"collection_id = {sql_literal(collection_id)} and run_id = {sql_literal(run_id)}")
+        names = fetch(run, ["measure_name", "measure"], ["measure_name"], distinct=True)
+        question_ids = [question_id for (question_id,) in fetch(run, ["question_id"], ["question_id"], distinct=True)]
+        values = fetch_numbers(run, "value", ["measure_name", "question_id"])
+        assert len(values) == len(names) * len(question_ids), f"{collection_id}/{run_id}: measures with other questions"
+        yield RunValues(
+            collection_id, run_id, [name for name, _ in names], question_ids,
+            values.reshape(len(names), len(question_ids)),
+            np.array([aggregations[measure] == "geometric_mean" for _, measure in names], dtype=bool),
+        )
 
 
 def fetch(relation: Any, columns: list[str], order_by: list[str], *, distinct: bool = False) -> list[tuple[Any, ...]]:

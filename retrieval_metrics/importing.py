@@ -31,7 +31,7 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics import beir, trec
+from retrieval_metrics import beir, tagging, trec
 from retrieval_metrics.progress import Stages
 from retrieval_metrics.raw_tables import Run, check_judged, replace_judgments, replace_run
 from retrieval_metrics.scored_runs import CHUNK_SEPARATOR, check_chunk_rule, collection_doc_ids, write_scored_run
@@ -57,17 +57,21 @@ class ImportRequest:
     run_id: str | None = None
     chunk_rule: str | None = None  # the run's ids are chunks (doc#chunk): how a doc scores from them
     stdin: Path | None = None  # the temporary file that holds what `-` read from standard input (import_collection)
+    tags: Path | None = None  # the questions' tags (retrieval_metrics/tagging.py): replace the collection's
 
     def check(self) -> None:
         """InputError for a request that cannot be carried out (a file missing, or a directory), before anything
         is read."""
         check_identifier("collection", self.collection_id)
-        if not (self.qrels or self.beir or self.run):
-            raise InputError("nothing to import: give --qrels, --beir and/or --run")
+        if not (self.qrels or self.beir or self.run or self.tags):
+            raise InputError("nothing to import: give --qrels, --beir, --run and/or --tags")
         if self.qrels and self.beir:
             raise InputError("give --qrels or --beir, not both: each replaces the collection's judgments")
         if (self.qrels or self.beir) and self.collection_id == SEEDED_COLLECTION:
             raise InputError(f"collection {SEEDED_COLLECTION!r} is the lesson's seeds: its judgments live in seeds/")
+        if self.tags and self.collection_id == SEEDED_COLLECTION:
+            raise InputError(f"collection {SEEDED_COLLECTION!r} is the lesson's seeds: its tags live in "
+                             "seeds/golden_question_tags.csv")  # fmt: skip
         if self.run_id is not None:
             check_identifier("run id", self.run_id)
         if bool(self.run) != (self.run_id is not None):
@@ -79,7 +83,9 @@ class ImportRequest:
             raise InputError("--qrels - and --run - both read standard input: give one of them as a file")
         if self.beir == STDIN_ARG:
             raise InputError("--beir names a folder; - (standard input) is for --qrels or --run")
-        for path in (self.qrels, self.run):
+        if self.tags == STDIN_ARG:
+            raise InputError("--tags names a file; - (standard input) is for --qrels or --run")
+        for path in (self.qrels, self.run, self.tags):
             if path is not None and path != STDIN_ARG:
                 trec.check_file(path)
         if self.beir is not None:  # a missing part is parse_beir's to name, with what a BEIR folder holds
@@ -131,6 +137,7 @@ def import_collection(database: Path, request: ImportRequest, desc: str = "impor
 def import_files(database: Path, request: ImportRequest, desc: str) -> str:
     """import_collection's work, once standard input (`-`) is a file too."""
     stage_names = ["parse", "check", *(["rank"] if request.run else []), "write"]
+    tags = tagging.read_tags_file(request.tags) if request.tags else None
     with connect(database, config={"memory_limit": memory_limit()}) as con, Stages(stage_names, desc) as stages:
         # Judgments are parsed and checked into temp tables first (a failed read may abort a transaction).
         stages.begin("parse")
@@ -149,12 +156,12 @@ def import_files(database: Path, request: ImportRequest, desc: str) -> str:
             if request.chunk_rule:  # a chunk run takes the careful read, then the checks every scored run gets
                 raise CarefulReadNeeded("a chunk run")
             with transaction(con):
-                return write(con, request, stages)
+                return write(con, request, stages, tags=tags)
         except CarefulReadNeeded:
             assert request.run is not None
             careful_rows = trec.read_run(con, request.run)
             with transaction(con):
-                return write(con, request, stages, careful_rows)
+                return write(con, request, stages, careful_rows, tags)
 
 
 def write(
@@ -162,10 +169,12 @@ def write(
     request: ImportRequest,
     stages: Stages | None = None,
     careful_rows: str | None = None,
+    tags: list[tuple[str, str, str]] | None = None,
 ) -> str:
-    """Write the checked judgments (temp tables qrels_in, and questions_in / documents_in for BEIR) and/or the
-    run, in the current transaction. The run's rows come from the careful read's query (`careful_rows`), else
-    from the file in one pass, which raises CarefulReadNeeded on any line it does not take.
+    """Write the checked judgments (temp tables qrels_in, and questions_in / documents_in for BEIR), the run and/or
+    the questions' tags (tagging.read_tags_file's rows), in the current transaction. The run's rows come
+    from the careful read's query (`careful_rows`), else from the file in one pass, which raises
+    CarefulReadNeeded on any line it does not take.
     """
     judged = bool(request.qrels or request.beir)
     collection_id = request.collection_id
@@ -210,6 +219,11 @@ def write(
         summary.append(f"{n_qrels} judgments for {n_questions} questions")
         if is_beir:
             summary.append(f"{con.execute('select count(*) from documents_in').fetchone()[0]} documents")
+    if tags is not None:
+        n_tags = tagging.replace_tags(con, collection_id, tags)
+        summary.append(f"{n_tags} tags of {len({question_id for question_id, _, _ in tags})} questions")
+    elif judged:
+        tagging.check_tagged_questions(con, collection_id)
     check_ranked_docs(con, request)
     if run_summary:
         summary.append(run_summary)

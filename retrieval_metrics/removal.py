@@ -16,7 +16,7 @@ import duckdb
 from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_identifier, connect, transaction
 
 RUN_TABLES = ("rankings", "chunk_rankings", "question_latencies", "runs")
-COLLECTION_TABLES = ("qrels", "questions", "documents", "doc_embeddings", "collection_settings")
+COLLECTION_TABLES = ("qrels", "questions", "documents", "doc_embeddings", "collection_settings", "question_tags")
 REMOVALS_DDL = """
 create table if not exists raw.removals (
     collection_id varchar not null,
@@ -58,6 +58,10 @@ def remove(database: Path, collection_id: str, run_id: str | None = None, judgme
             rows = delete(con, ("qrels",), "collection_id = ?", [collection_id])
             if not rows:
                 raise InputError(f"collection {collection_id!r} has no judgments to remove")
+            # the tags of questions known only from the judgments go with them
+            con.execute("delete from raw.question_tags as tagged where collection_id = $c and not exists "
+                        "(select 1 from raw.questions as known where known.collection_id = $c "
+                        "and known.question_id = tagged.question_id)", {"c": collection_id})  # fmt: skip
             record(con, collection_id, None, "judgments")
             return f"removed the judgments of {collection_id} ({rows} rows)"
         tables = RUN_TABLES if collection_id == SEEDED_COLLECTION else (*RUN_TABLES, *COLLECTION_TABLES)

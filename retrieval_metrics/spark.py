@@ -37,6 +37,7 @@ RAW_TABLES = {
     "question_latencies": "collection_id, run_id, question_id",
     "chunk_rankings": "collection_id, run_id, question_id, rank",
     "collection_settings": "collection_id, setting, value",
+    "question_tags": "collection_id, question_id, tag",
 }
 
 

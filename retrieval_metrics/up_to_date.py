@@ -96,7 +96,8 @@ def raw_rows(con: duckdb.DuckDBPyConnection, tables: list[str]) -> dict[str, str
 
 
 def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inputs:
-    """The inputs of the build `dbt build DBT_ARGS` of `database`, and its serving copy."""
+    """The inputs of the build `dbt build DBT_ARGS` of `database` published to `serving`. (Whether the serving copy
+    holds the last build is not an input: serving_is_current asks its publication record.)"""
     from retrieval_metrics.dbt_runner import project_dir
 
     versions = {}
@@ -111,7 +112,6 @@ def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inpu
             "union all select schema_name, view_name, 'view' from duckdb_views() "
             "where database_name = current_database() and not internal order by all").fetchall()  # fmt: skip
         rows = raw_rows(con, [table for schema, table, kind in relations if schema == "raw" and kind == "table"])
-    published = serving.stat() if serving.exists() else None
     base = {
         "database": str(database.absolute()),
         "project": files_digest(project_dir()),
@@ -121,7 +121,7 @@ def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inpu
         "python": sys.version,
         "versions": versions,
         "relations": [row for row in relations if f"{row[0]}.{row[1]}" != RECORD],
-        "serving": [str(serving), published.st_size, published.st_mtime_ns] if published else None,
+        "serving": str(serving),  # whether it holds this build: serving_is_current
     }
     return Inputs(hashlib.sha256(json.dumps(base, sort_keys=True).encode()).hexdigest(), rows)
 
@@ -129,6 +129,22 @@ def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inpu
 def selects_nodes(dbt_args: Sequence[str]) -> bool:
     """Whether dbt arguments select nodes themselves (then a build never narrows them further)."""
     return any(arg == flag or arg.startswith(flag + "=") for arg in dbt_args for flag in SELECTING)
+
+
+def serving_is_current(database: Path, serving: Path) -> bool:
+    """Whether `serving` is the publication of `database` as it is now: its record names the file and the
+    modification time it was published from (serving.publish). A build database written since, or a serving
+    copy missing, unreadable or replaced by hand, is not current."""
+    from retrieval_metrics.warehouse import PUBLICATION, written_at
+
+    if not (serving.exists() and database.exists()):
+        return False
+    try:
+        with connect(serving, read_only=True) as con:
+            row = con.execute(f"select build_database, build_written_at from {PUBLICATION}").fetchone()
+    except duckdb.Error:
+        return False
+    return row == (str(database.absolute()), written_at(database))
 
 
 def last_build(database: Path) -> tuple[Inputs, datetime] | None:

@@ -85,6 +85,12 @@ create table if not exists raw.qrels (
     doc_id varchar not null,
     relevance integer not null
 );
+-- the tags (slices) of an imported collection's questions (`retrieval-metrics import --tags`), one row per tag
+create table if not exists raw.question_tags (
+    collection_id varchar not null,
+    question_id varchar not null,
+    tag varchar not null
+);
 -- a collection's own evaluation settings (`retrieval-metrics settings`), one row per value: k_values has one
 -- row per cutoff
 create table if not exists raw.collection_settings (
@@ -148,7 +154,8 @@ def connect(
 
 # the marts the readers (scorecard, report, export) need, in the order of models/marts/_marts__models.yml
 MARTS = ("question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "measure_catalog",
-         "question_measures", "run_measures", "question_comparisons", "run_comparisons")  # fmt: skip
+         "question_measures", "run_measures", "question_comparisons", "run_comparisons", "run_tag_measures",
+         "run_tag_comparisons")  # fmt: skip
 
 
 def open_existing(path: Path) -> duckdb.DuckDBPyConnection:

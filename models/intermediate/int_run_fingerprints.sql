@@ -1,5 +1,5 @@
 -- One row per run: a fingerprint of the data its rows in the per-run models are computed from (the run's
--- version, its collection's judgments, questions and own settings), with its parts and the collection's
+-- version, its collection's judgments, questions, question tags and own settings), with its parts and the collection's
 -- baseline run. The per-run models add the baseline run's version, the settings and their own code, and
 -- compare the result with what they recorded (macros/incremental_runs.sql) to find the runs to compute.
 
@@ -23,6 +23,14 @@ question_versions as (
     group by collection_id
 ),
 
+tag_versions as (
+    select
+        collection_id,
+        {{ unordered_hash_agg(['question_id', 'tag']) }} as tags_hash
+    from {{ ref('int_question_tags_unioned') }}
+    group by collection_id
+),
+
 settings_versions as (
     select
         collection_id,
@@ -40,7 +48,7 @@ versioned as (
         settings_versions.baseline_run_id,
         concat_ws(
             '/', coalesce(judgment_versions.judgments_hash, 'none'), coalesce(question_versions.questions_hash, 'none'),
-            coalesce(settings_versions.settings_hash, 'none')
+            coalesce(settings_versions.settings_hash, 'none'), coalesce(tag_versions.tags_hash, 'none')
         ) as collection_version
     from runs
     left join judgment_versions
@@ -49,6 +57,8 @@ versioned as (
         on runs.collection_id = question_versions.collection_id
     left join settings_versions
         on runs.collection_id = settings_versions.collection_id
+    left join tag_versions
+        on runs.collection_id = tag_versions.collection_id
 )
 
 select

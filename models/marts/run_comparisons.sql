@@ -1,9 +1,8 @@
 -- One row per (collection, run, baseline, measure name): paired significance of the run against the baseline
 -- (int_run_comparison_tests: t-test, randomization test, effect size), with each test's p-values adjusted by
 -- Holm-Bonferroni within one family: the runs compared with the same baseline on the same measure name (one
--- collection, one measure, one k); measures and cutoffs are not pooled. Holm: in the family's m p-values,
--- sorted ascending, the i-th (from 0) becomes min(1, max over j <= i of (m - j) * p_j); missing ones stay
--- missing. A run added to a family changes its neighbours' adjusted values, so this mart is rebuilt whole
+-- collection, one measure, one k); measures and cutoffs are not pooled (macros/run_aggregates.sql has Holm's
+-- rule). A run added to a family changes its neighbours' adjusted values, so this mart is rebuilt whole
 -- (a few rows per run) from the per-run tests.
 
 with tests as (
@@ -12,26 +11,8 @@ with tests as (
 
 {% for test in ['t', 'randomization'] %}
 {{ test }}_adjusted as (
-    select
-        collection_id,
-        run_id,
-        baseline_run_id,
-        measure_name,
-        least(1.0, max(cast(family_size - family_position as double) * {{ test }}_p_value) over (
-            partition by collection_id, baseline_run_id, measure_name
-            order by family_position
-            rows between unbounded preceding and current row
-        )) as {{ test }}_p_value_holm
-    from (
-        select
-            *,
-            count(*) over (partition by collection_id, baseline_run_id, measure_name) as family_size,
-            row_number() over (
-                partition by collection_id, baseline_run_id, measure_name order by {{ test }}_p_value, run_id
-            ) - 1 as family_position
-        from tests
-        where {{ test }}_p_value is not null
-    ) as ranked
+    {{ holm_adjusted('tests', test, ['collection_id', 'baseline_run_id', 'measure_name'],
+                     ['collection_id', 'run_id', 'baseline_run_id', 'measure_name']) }}
 ),
 {% endfor %}
 

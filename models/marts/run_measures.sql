@@ -43,11 +43,7 @@ aggregated as (
         catalog.aggregation,
         catalog.uses_relevance_level,
         totals.n_questions,
-        case catalog.aggregation
-            when 'sum' then totals.value_sum
-            when 'geometric_mean' then exp(totals.value_sum / totals.n_questions)
-            else totals.value_sum / totals.n_questions
-        end as value
+        {{ aggregated_value('catalog.aggregation', 'totals.value_sum', 'totals.n_questions') }} as value
     from totals
     inner join catalog
         on totals.measure = catalog.measure
@@ -59,11 +55,8 @@ select
     cast(aggregated.measure as string) as measure,
     cast(aggregated.k as integer) as k,
     cast(aggregated.measure_name as string) as measure_name,
-    -- at a relevance level other than 1, the measures that depend on it say so, as ir_measures writes them
-    cast(case when aggregated.uses_relevance_level and settings.relevance_level <> 1
-        then concat(aggregated.measure_name, '(rel=', cast(settings.relevance_level as string), ')')
-        else aggregated.measure_name
-    end as string) as measure_label,
+    cast({{ measure_label('aggregated.measure_name', 'aggregated.uses_relevance_level', 'settings.relevance_level') }}
+        as string) as measure_label,
     cast(aggregated.aggregation as string) as aggregation,
     cast(aggregated.n_questions as integer) as n_questions,
     cast(aggregated.value as double) as value,

@@ -58,7 +58,7 @@ BAD_INPUT = [
     case("import-bad-collection", ["import", "--collection", "a b", "--qrels", "qrels.txt", "--db", "DB"],
          "retrieval-metrics import", "collection 'a b' is not a plain identifier"),
     case("import-nothing", ["import", "--collection", "tiny", "--db", "EMPTY"],
-         "retrieval-metrics import", "nothing to import: give --qrels, --beir and/or --run"),
+         "retrieval-metrics import", "nothing to import: give --qrels, --beir, --run and/or --tags"),
     case("build-serving-is-the-build-db", ["build"],
          "retrieval-metrics build", "the serving copy and the build database are the same file"),
     case("scorecard-missing-db", ["scorecard", "--db", "DB"],

@@ -13,7 +13,14 @@ import pytest
 
 from conftest import Warehouse, cli_env, run_cli
 from retrieval_metrics import api, up_to_date
+from retrieval_metrics.warehouse import source_line
 from test_serving import digest, served
+
+
+def read_line(serving: Path) -> str:
+    """What a reader of the serving copy is told it reads."""
+    with duckdb.connect(str(serving), read_only=True) as con:
+        return source_line(con, serving)
 
 
 def nodes_run(target: Path) -> set[str]:
@@ -29,6 +36,8 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     assert up_to_date.last_build(build) is None  # the fixture's plain dbt build dropped any record
     first = run_cli("build", env=env)
     assert "published" in first.stdout, first.stdout + first.stderr
+    # the build's record is written before it publishes: readers are not told the build file changed since
+    assert "has been written since" not in read_line(serving)
     whole = nodes_run(target)
     assert {"seed.retrieval_metrics.docs", "model.retrieval_metrics.int_ideal_rankings"} <= whole
 
@@ -64,6 +73,7 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     imported = run_cli("import", "--collection", "docent", "--run", str(run), "--run-id", "imported", "--build", env=env)
     assert imported.returncode == 0 and "published" in imported.stdout, imported.stdout + imported.stderr
     assert not any(node.startswith("seed.") for node in nodes_run(target))
+    assert "has been written since" not in read_line(serving)
     assert "nothing to build" in run_cli("build", env=env).stdout
 
     # the fingerprint, part by part (in the commands' environment, which it holds)
@@ -73,6 +83,7 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
         monkeypatch.setenv(name, value)
     recorded = up_to_date.last_build(build)
     assert recorded and up_to_date.build_inputs(build, serving, []) == recorded[0]
+    assert up_to_date.serving_is_current(build, serving)
     assert up_to_date.build_inputs(build, serving, ["--vars", "{k_values: [5]}"]).base != recorded[0].base
     one_run = "where run_id = 'notebook_run'"
     with duckdb.connect(str(build)) as con:  # a raw row changed: the runs, and so the rankings read through them
@@ -82,8 +93,15 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     with duckdb.connect(str(build)) as con:
         con.execute(f"update raw.runs set retriever = rtrim(retriever, '!') {one_run}")
     assert up_to_date.build_inputs(build, serving, []) == recorded[0]
-    serving.unlink()
-    assert up_to_date.build_inputs(build, serving, []).base != recorded[0].base
+    # the serving copy is current while its record names the build file as it is: written since (the updates
+    # above), or gone, a build publishes it again, without dbt
+    ran_before = (target / "run_results.json").stat().st_mtime_ns
+    for make_stale in (lambda: None, serving.unlink):
+        make_stale()
+        assert not up_to_date.serving_is_current(build, serving)
+        republished = run_cli("build", env=env)
+        assert "published" in republished.stdout and up_to_date.serving_is_current(build, serving), republished.stdout
+    assert (target / "run_results.json").stat().st_mtime_ns == ran_before
 
     # a plain dbt build drops the record: the next `build` is whole
     warehouse.build("--select", "run_metrics")

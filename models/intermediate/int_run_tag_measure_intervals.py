@@ -1,0 +1,34 @@
+"""One row per (collection, run, tag, measure name) averaged over questions: the 95% bootstrap interval of the
+run's value over the questions of the tag it averages, as int_run_measure_intervals computes it over all of them
+(retrieval_metrics.stats.intervals, the same resamples and seed, the tag's questions in question_id order). A tag
+with fewer than two such questions has no interval. Only the collections with tags are read.
+Computed per run: only the runs this build plans (macros/incremental_runs.sql)."""
+
+import pandas as pd
+
+from retrieval_metrics.dbt_python import as_relation, resampled_values, to_pandas
+from retrieval_metrics.stats import intervals
+
+COLUMN_TYPES = {"collection_id": "string", "run_id": "string", "tag": "string", "measure_name": "string",
+                "ci_low": "double", "ci_high": "double"}
+
+
+def model(dbt, session):
+    n_resamples = int(dbt.config.get("bootstrap_resamples"))
+    seed = int(dbt.config.get("bootstrap_seed"))
+    materialized = dbt.config.get("materialized")  # read here: dbt gives a Python model the configs its file reads
+    plans = lambda: dbt.source("build_state", "run_plans")  # noqa: E731 (no build_state on Spark: read only if used)
+    dbt.ref("measure_catalog"), dbt.ref("question_measures")  # its parents (dbt finds them here), read in resampled_values
+    tags = to_pandas(dbt.ref("int_question_tags_unioned"))
+    frames = []
+    for run in resampled_values(dbt, plans, materialized, sorted(set(tags["collection_id"]))):
+        position = {question_id: i for i, question_id in enumerate(run.question_ids)}
+        for tag, tagged in tags[tags["collection_id"] == run.collection_id].groupby("tag", sort=True):
+            columns = sorted(position[question_id] for question_id in tagged["question_id"] if question_id in position)
+            if len(columns) < 2:
+                continue
+            low, high = intervals(run.matrix[:, columns], run.geometric, n_resamples, seed)
+            frames.append(pd.DataFrame({"collection_id": run.collection_id, "run_id": run.run_id, "tag": tag,
+                                        "measure_name": run.measure_names, "ci_low": low, "ci_high": high}))
+    result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMN_TYPES))
+    return as_relation(session, result, COLUMN_TYPES)
