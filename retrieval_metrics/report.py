@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +35,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.scorecard import headlines
 from retrieval_metrics.warehouse import InputError
 
@@ -366,6 +368,71 @@ def figure(chart: Chart) -> str:
             f'src="data:image/png;base64,{data}"><figcaption>{html.escape(chart.caption)}</figcaption></figure>')
 
 
+def slice_measures(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[str]:
+    """The measures the question slices show: the collection's preset's headline, else MRR and NDCG at its
+    largest k (those the collection has)."""
+    (settings,) = con.execute("select any_value(evaluation_settings) from main.run_tag_measures "
+                              "where collection_id = ?", [collection_id]).fetchone()  # fmt: skip
+    preset = PRESETS.get(json.loads(settings).get("preset") or "")
+    names = list(preset.headline) if preset else []
+    if not names:
+        (largest,) = con.execute("select max(k) from main.run_tag_measures where collection_id = ? and measure = ?",
+                                 [collection_id, NDCG]).fetchone()  # fmt: skip
+        names = ["recip_rank", f"{NDCG}_{largest}"]
+    present = {name for (name,) in con.execute(
+        "select distinct measure_name from main.run_tag_measures where collection_id = ?", [collection_id]).fetchall()}
+    return [name for name in names if name in present]
+
+
+def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
+    """Question slices: each run's means over each tag's questions, with their 95% intervals, and against the
+    baseline on the first NDCG of those measures, else the first (run_tag_measures, run_tag_comparisons). Empty
+    without tags."""
+    means = rows(con, """
+        select tag, run_id, measure_name, measure_label, n_questions, value, ci_low, ci_high
+        from main.run_tag_measures where collection_id = ? order by tag, run_id, measure_name
+        """, [collection_id])  # fmt: skip
+    if not means:
+        return ""
+    names = slice_measures(con, collection_id)
+    labels = {m["measure_name"]: m["measure_label"] for m in means}
+    cells = {(m["tag"], m["run_id"], m["measure_name"]): m for m in means}
+    compared = next((name for name in names if name.startswith(NDCG)), names[0] if names else "")  # NDCG, as above
+    versus = {(c["tag"], c["run_id"]): c for c in rows(con, """
+        select * from main.run_tag_comparisons where collection_id = ? and measure_name = ?
+        """, [collection_id, compared])}  # fmt: skip
+    order = {run: position for run, position in con.execute(
+        "select distinct run_id, run_position from main.run_leaderboard where collection_id = ?",
+        [collection_id]).fetchall()}  # fmt: skip
+    keys = sorted({(m["tag"], m["run_id"]) for m in means}, key=lambda key: (key[0], order.get(key[1], 0), key[1]))
+    first = html.escape(labels.get(compared, ""))
+
+    def mean(cell: dict[str, Any] | None) -> str:
+        if cell is None:
+            return "n/a"
+        interval = f" [{fmt(cell['ci_low'])}, {fmt(cell['ci_high'])}]" if cell["ci_low"] is not None else ""
+        return fmt(cell["value"]) + interval
+
+    body, attrs = [], []
+    for tag, run in keys:
+        against = versus.get((tag, run))
+        outcome = (f"{against['wins']} / {against['ties']} / {against['losses']}", fmt(against["mean_difference"],
+                   signed=True), fmt(against["randomization_p_value_holm"])) if against else ("", "", "")  # fmt: skip
+        n_questions = next(m["n_questions"] for m in means if (m["tag"], m["run_id"]) == (tag, run))
+        body.append([fmt(tag), fmt(run), fmt(n_questions), *(mean(cells.get((tag, run, name))) for name in names),
+                     *outcome])  # fmt: skip
+        attrs.append(f' class="slice" data-tag="{html.escape(tag)}" data-run="{html.escape(run)}"')
+    return "\n".join([
+        "<h3>Question slices</h3>",
+        "<p>Each run over the questions of one tag (a question may carry several): the mean and its 95% bootstrap "
+        f"interval over the tag's questions, then against the baseline on {first}: wins / ties / losses, the mean "
+        "difference and the paired randomization test's p-value, Holm-adjusted across the runs compared on that "
+        "tag (run_tag_measures, run_tag_comparisons). Few questions give wide intervals.</p>",
+        table(["tag", "run", "questions", *(html.escape(labels[name]) for name in names),
+               f"W / T / L ({first})", "mean difference", "randomization p (Holm)"], body, attrs, text_columns=2),
+    ])
+
+
 def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple[str, list[Chart]]:
     leaderboard = rows(con, """
         select leaderboard.*, judged.value as judged
@@ -456,6 +523,7 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
         ))
     else:
         parts.append("<p>No comparison: the collection needs the baseline run and at least one other run.</p>")
+    parts.append(slices_section(con, collection_id))
     parts.append("<h3>Missed relevant documents</h3>")
     if missed:
         more = missed[0]["n_missed"] - len(missed)

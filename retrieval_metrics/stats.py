@@ -56,7 +56,9 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
         t = stats.ttest_rel(run, baseline)
         t_statistic, t_p_value = float(t.statistic), float(t.pvalue)
         effect_size = float(differences.mean() / differences.std(ddof=1))
-    randomization = stats.permutation_test(
+    # one question (a tag of one): its two sign flips give the same |mean difference|, so the exact test's p is 1
+    # (scipy refuses a single observation)
+    randomization_p_value = 1.0 if n == 1 else float(stats.permutation_test(
         (run, baseline),
         mean_difference,
         permutation_type="samples",
@@ -65,7 +67,7 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
         alternative="two-sided",
         random_state=np.random.default_rng(seed),
         batch=1000,
-    )
+    ).pvalue)  # fmt: skip
     is_exact = 2**n <= n_permutations
     return {
         "n_questions": n,
@@ -78,7 +80,7 @@ def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
         "effect_size": effect_size,
         "t_statistic": t_statistic,
         "t_p_value": t_p_value,
-        "randomization_p_value": float(randomization.pvalue),
+        "randomization_p_value": randomization_p_value,
         "n_permutations": 2**n if is_exact else n_permutations,
         "is_exact_randomization": is_exact,
     }

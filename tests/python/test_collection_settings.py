@@ -3,30 +3,58 @@ holds Docent on its seed's lesson preset (k = 1, 2, 3, baseline keyword_overlap,
 imported collection on the trec-dl preset (k = 10, 100, 1000, relevance level 2) with baseline run0, built
 together in one build; its values equal pytrec_eval's under its settings, the scorecard leads with its headline;
 a changed setting recomputes that collection's runs only; bad settings are refused
-in one line, exit 2, nothing changed."""
+in one line, exit 2, nothing changed. Both collections have question tags (Docent's seed, gen's `import --tags`):
+their per-tag means, intervals and comparisons equal a direct computation, and the report shows them."""
 
 from __future__ import annotations
 
+import csv
+import math
 import random
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 import pytrec_eval
+from scipy import stats
 
 import retrieval_metrics as rm
 from conftest import Warehouse, warehouse_checksums
 from retrieval_metrics.building import add_missing_raw_tables
+from retrieval_metrics.collections import seed_file
 from retrieval_metrics.per_collection import seed_settings, values_of
 from retrieval_metrics.presets import PRESETS
+from retrieval_metrics.settings import project_defaults
 from retrieval_metrics.report import report
 from retrieval_metrics.scorecard import scorecard, with_interval
+from retrieval_metrics.stats import BATCH_VALUES
+from retrieval_metrics.warehouse import InputError
 from test_lesson_scorecard import LESSON_SCORECARD
 from test_trec_agreement import make_collection, parse_qrels, parse_run
 
 pytestmark = pytest.mark.dbt
 
 GEN_KS = [10, 100, 1000]
+
+
+def gen_tags(qrels: Path) -> dict[str, set[str]]:
+    """Tags for gen's judged questions: a few that overlap, one on a single question (no interval), and the
+    awkward ids ("7", "07", "007": nothing relevant at some level) in a tag of their own."""
+    questions = list(dict.fromkeys(line.split()[0] for line in qrels.read_text().splitlines()))
+    tags: dict[str, set[str]] = {}
+    for position, question in enumerate(questions):
+        tags.setdefault("head" if position < 12 else "tail", set()).add(question)
+        if position % 3 == 0:
+            tags.setdefault("every-third", set()).add(question)
+    tags["awkward"] = {"7", "07", "007"}
+    tags["single"] = {questions[5]}
+    return tags
+
+
+def write_tags(tags: dict[str, set[str]], path: Path) -> Path:
+    path.write_text("# question tag\n" + "".join(f"{q}\t{tag}\n" for tag in sorted(tags) for q in sorted(tags[tag])))
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +64,9 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
     folder = tmp_path_factory.mktemp("collection-settings")
     qrels, runs = make_collection(random.Random(25), folder / "gen", n_runs=2)
     warehouse = lesson.copy(folder / "warehouse")
+    tags = write_tags(gen_tags(qrels), folder / "tags.tsv")
     for number, run in enumerate(runs):
-        judgments = ["--qrels", str(qrels)] if number == 0 else []
+        judgments = ["--qrels", str(qrels), "--tags", str(tags)] if number == 0 else []
         imported = warehouse.cli(
             "import", "--collection", "gen", *judgments, "--run", str(run), "--run-id", f"run{number}"
         )
@@ -258,3 +287,146 @@ def test_docents_seed_settings_are_the_lesson_preset() -> None:
     seeded = seed_settings("docent")
     assert seeded.pop("preset") == ["lesson"] and seeded.pop("baseline_run_id") == ["keyword_overlap"]
     assert seeded == {name: values_of(name, value) for name, value in lesson.items()}
+
+
+def expected_tags(qrels: Path) -> dict[tuple[str, str], set[str]]:
+    """(collection, tag) -> its questions, from the files: Docent's seed and gen's tags."""
+    found: dict[tuple[str, str], set[str]] = {}
+    with seed_file("golden_question_tags").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            found.setdefault(("docent", row["tag"]), set()).add(row["question_id"])
+    for tag, questions in gen_tags(qrels).items():
+        found[("gen", tag)] = questions
+    return found
+
+
+def test_per_tag_means_and_intervals_equal_a_direct_computation(two_collections) -> None:
+    """run_tag_measures against the per-question values (checked against pytrec_eval above) grouped by the tags
+    as the files give them: every (run, tag, measure), its questions, its value (mean, sum or geometric mean),
+    and its interval, scipy.stats.bootstrap's percentile interval over the tag's questions."""
+    warehouse, qrels, _ = two_collections
+    tags = expected_tags(qrels)
+    values: dict[tuple[str, str, str], dict[str, float]] = {}
+    aggregation = dict(warehouse.rows("select measure, aggregation from measure_catalog"))
+    measure_of = {}
+    for collection, run, question, measure, name, value in warehouse.rows(
+        "select collection_id, run_id, question_id, measure, measure_name, value from question_measures where is_averaged"
+    ):  # fmt: skip
+        values.setdefault((collection, run, name), {})[question] = value
+        measure_of[name] = measure
+    expected = {}
+    for (collection, run, name), by_question in values.items():
+        for (tagged_collection, tag), questions in tags.items():
+            tagged = [by_question[q] for q in sorted(questions) if q in by_question]
+            if tagged_collection != collection or not tagged:
+                continue
+            how = aggregation[measure_of[name]]
+            value = sum(tagged) if how == "sum" else math.exp(np.mean(tagged)) if how == "geometric_mean" else np.mean(tagged)
+            expected[(collection, run, tag, name)] = (len(tagged), value)
+    ours = {(c, r, tag, name): (n, value, low, high) for c, r, tag, name, n, value, low, high in warehouse.rows(
+        "select collection_id, run_id, tag, measure_name, n_questions, value, ci_low, ci_high from run_tag_measures")}
+    assert set(ours) == set(expected), (sorted(set(ours) - set(expected))[:5], sorted(set(expected) - set(ours))[:5])
+    assert len(ours) > 700
+    assert {c for c, *_ in ours} == {"docent", "gen"}
+    for key, (n, value) in expected.items():
+        assert ours[key][0] == n and ours[key][1] == pytest.approx(value, abs=1e-12), key
+        if n < 2 or aggregation[measure_of[key[3]]] == "sum":
+            assert ours[key][2:] == (None, None), key
+    # the intervals of one run's tag, every measure at once, as int_run_tag_measure_intervals resamples them
+    resamples, seed = (int(project_defaults()[name]) for name in ("bootstrap_resamples", "bootstrap_seed"))
+    for collection, run, tag in [("gen", "run1", "tail"), ("docent", "keyword_overlap", "plans")]:
+        names = sorted(name for c, r, t, name in ours if (c, r, t) == (collection, run, tag)
+                       and aggregation[measure_of[name]] != "sum")  # fmt: skip
+        questions = sorted(q for q in tags[(collection, tag)] if q in values[(collection, run, names[0])])
+        matrix = np.array([[values[(collection, run, name)][q] for q in questions] for name in names])
+        for row, name in enumerate(names):
+            geometric = aggregation[measure_of[name]] == "geometric_mean"
+            statistic = (lambda x, axis: np.exp(np.mean(x, axis=axis))) if geometric else np.mean
+            reference = stats.bootstrap(
+                (matrix[row],), statistic, n_resamples=resamples, method="percentile", vectorized=True,
+                batch=BATCH_VALUES // matrix.size, random_state=np.random.default_rng(seed),
+            ).confidence_interval  # fmt: skip
+            assert ours[(collection, run, tag, name)][2:] == pytest.approx(tuple(reference), abs=1e-12), (run, tag, name)
+
+
+def test_per_tag_comparisons_equal_a_direct_computation(two_collections) -> None:
+    """gen's run1 against its baseline run0 over each tag's questions: the counts and means from the per-question
+    values, the t-test scipy's, and Holm's adjustment the p-value itself (one run per family)."""
+    warehouse, qrels, _ = two_collections
+    tags = expected_tags(qrels)
+    paired: dict[str, dict[str, tuple[float, float]]] = {}
+    for question, name, run_value, baseline_value in warehouse.rows(
+        "select question_id, measure_name, run_value, baseline_value from question_comparisons "
+        "where collection_id = 'gen' and run_id = 'run1'"
+    ):  # fmt: skip
+        paired.setdefault(name, {})[question] = (run_value, baseline_value)
+    rows = warehouse.rows(
+        "select tag, measure_name, baseline_run_id, n_questions, wins, ties, losses, run_mean, baseline_mean, "
+        "t_p_value, t_p_value_holm, randomization_p_value, randomization_p_value_holm from run_tag_comparisons "
+        "where collection_id = 'gen' and run_id = 'run1'"
+    )  # fmt: skip
+    assert {(tag, name) for tag, name, *_ in rows} == {(tag, name) for (c, tag) in tags if c == "gen" for name in paired}
+    for tag, name, baseline, n, wins, ties, losses, run_mean, baseline_mean, t_p, t_holm, r_p, r_holm in rows:
+        pairs = [paired[name][q] for q in sorted(tags[("gen", tag)]) if q in paired[name]]
+        run, base = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+        assert (baseline, n) == ("run0", len(pairs))
+        assert (wins, ties, losses) == (int((run - base > 1e-12).sum()), int((abs(run - base) <= 1e-12).sum()),
+                                        int((base - run > 1e-12).sum())), (tag, name)  # fmt: skip
+        assert (run_mean, baseline_mean) == pytest.approx((run.mean(), base.mean()), abs=1e-12)
+        if n >= 2 and np.ptp(run - base) > 1e-12:
+            assert t_p == pytest.approx(stats.ttest_rel(run, base).pvalue, abs=1e-12), (tag, name)
+        assert t_holm == t_p and r_holm == r_p and 0 <= r_p <= 1
+
+
+def test_the_report_shows_each_collections_slices(two_collections, tmp_path: Path) -> None:
+    warehouse = two_collections[0]
+    with warehouse.connect() as con:
+        page, _ = report(con, "test", "now")
+        (ndcg, low, high) = con.execute(
+            "select value, ci_low, ci_high from run_tag_measures where collection_id = 'gen' and run_id = 'run1' "
+            "and tag = 'tail' and measure_name = 'ndcg_cut_10'").fetchone()  # fmt: skip
+    assert page.count("<h3>Question slices</h3>") == 2
+    row = next(line for line in page.splitlines() if 'data-tag="tail" data-run="run1"' in line)
+    assert f"{ndcg:.3f} [{low:.3f}, {high:.3f}]" in row
+    assert 'class="slice" data-tag="pricing" data-run="keyword_overlap"' in page
+
+
+@pytest.mark.parametrize(
+    ("lines", "collection", "message"),
+    [
+        ("q0\tfine\nnope\tpricing\n", "gen", "TAGS:2: question 'nope' is not a question of collection 'gen' "
+                                             "(neither imported nor judged)"),
+        ("q0 pricing extra\n", "gen", "TAGS:1: expected 2 fields (question_id tag), found 3"),
+        ("q0 a,b\n", "gen", "TAGS:1: tag 'a,b' is not a plain name (letters, digits, '_', '.', ':', '/', '-')"),
+        ("q0 x\nq0 x\n", "gen", "TAGS:2: question 'q0' is tagged 'x' already on line 1"),
+        ("rate_limit_status api\n", "docent",
+         "collection 'docent' is the lesson's seeds: its tags live in seeds/golden_question_tags.csv"),
+    ],
+)  # fmt: skip
+def test_bad_tags_are_refused_in_one_line_and_change_nothing(two_collections, tmp_path: Path, lines, collection,
+                                                             message) -> None:  # fmt: skip
+    warehouse = two_collections[0]
+    path = tmp_path / "tags.tsv"
+    path.write_text(lines)
+    before = warehouse_checksums(warehouse.db_path)
+    refused = warehouse.cli("import", "--collection", collection, "--tags", str(path))
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == f"retrieval-metrics import: error: {message.replace('TAGS', str(path))}"
+    assert warehouse_checksums(warehouse.db_path) == before
+
+
+def test_tags_from_a_notebook_replace_the_collections_and_judgments_keep_them_valid(two_collections,
+                                                                                     tmp_path: Path) -> None:  # fmt: skip
+    warehouse = two_collections[0].copy(tmp_path)
+    line = rm.question_tags("gen", {"q3": ["x", "y"], "q4": "x"}, database=warehouse.db_path)
+    assert line == "collection gen: 3 tags of 2 questions"
+    assert warehouse.rows("select question_id, tag from raw.question_tags order by all") == [
+        ("q3", "x"), ("q3", "y"), ("q4", "x")]  # fmt: skip
+    with pytest.raises(InputError, match="question 'q99' is not a question of collection 'gen'"):
+        rm.question_tags("gen", {"q99": ["x"]}, database=warehouse.db_path)
+    qrels = tmp_path / "fewer.txt"
+    qrels.write_text("q4 0 doc001 1\n")  # q3 would lose its judgments: refused, naming it
+    refused = warehouse.cli("import", "--collection", "gen", "--qrels", str(qrels))
+    assert refused.returncode == 2 and "question 'q3', tagged 'x', would no longer be" in refused.stderr
+    assert warehouse.cli("remove", "--collection", "gen", "--all", "--yes").returncode == 0
+    assert warehouse.rows("select count(*) from raw.question_tags") == [(0,)]

@@ -20,8 +20,10 @@ PER_RUN_TABLES = [
     "intermediate.int_judged_docs_retrieved", "intermediate.int_run_questions_scaffolded",
     "intermediate.int_run_questions_measured", "intermediate.int_run_questions_measured_at_k",
     "intermediate.int_run_measure_intervals", "intermediate.int_run_comparison_tests",
+    "intermediate.int_run_tag_measure_intervals", "intermediate.int_run_tag_comparison_tests",
     "main.question_measures", "main.question_metrics", "main.run_measures", "main.question_comparisons",
     "main.missed_relevant_docs", "main.run_metrics", "main.run_leaderboard", "main.run_comparisons",
+    "main.run_tag_measures", "main.run_tag_comparisons",
 ]  # fmt: skip
 OTHER_SETTINGS = '{"k_values": [1, 5], "relevance_level": 2, "baseline_run_id": "run0"}'
 # the lesson's golden values hold at Docent's own settings; these are gen's (the vars: its defaults)
@@ -97,8 +99,13 @@ def test_incremental_builds_equal_a_full_refresh(history: tuple[Warehouse, Path]
     with duckdb.connect(str(warehouse.db_path)) as con:  # a run removed from the raw tables
         con.execute("delete from raw.rankings where run_id = 'run1'")
         con.execute("delete from raw.runs where run_id = 'run1'")
+    tags = folder / "tags.tsv"  # and new question tags: every run of gen again (run1 is gone)
+    tags.write_text("".join(f"q{i} {'low' if i < 12 else 'high'}\nq{i} all\n" for i in range(22)))
+    import_(warehouse, "--tags", str(tags))
     warehouse.build()
+    assert planned(warehouse) == [("gen", run) for run in ["keyword_overlap", "run0", "run2"]]
     assert warehouse.rows("select count(*) from question_measures where run_id = 'run1'") == [(0,)]
+    assert warehouse.rows("select count(distinct tag) from run_tag_comparisons where collection_id = 'gen'") == [(3,)]
     assert_equals_full_refresh(warehouse, tmp_path / "after-edits")
 
     warehouse.build(*OTHER_BUILD)  # defaults that change numbers: every run of gen again, none of Docent (its own)

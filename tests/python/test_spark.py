@@ -101,6 +101,7 @@ def test_every_mart_row_equals_duckdbs_to_1e_9(built: tuple[Warehouse, dict]) ->
     # both collections are in the marts compared, the mid-size one with every question of every run
     assert collections["docent"] > 0 and collections["midsize"] > 3 * 950 * 30
     assert checked["run_comparisons"] > 0 and checked["missed_relevant_docs"] > 0
+    assert checked["run_tag_measures"] > 0 and checked["run_tag_comparisons"] > 0  # Docent's topics
 
 
 def test_the_lessons_tests_and_the_regression_gate_pass_on_spark_as_every_node_does_on_duckdb(
