@@ -54,7 +54,6 @@
     registry, hashed. A change to any of them recomputes every run. -#}
 {% macro settings_version() -%}
     {%- set settings = {
-        "bootstrap": [var('bootstrap_resamples'), var('bootstrap_seed')],
         "permutations": [var('n_permutations'), var('permutation_seed')],
         "max_outranking_docs_listed": var('max_outranking_docs_listed'),
         "tie_tolerance": tie_tolerance(),

@@ -76,6 +76,12 @@ def resampled_values(
         )
 
 
+def bootstrap_settings(settings: Any) -> dict[str, tuple[int, int]]:
+    """Each collection's bootstrap (resamples, seed), from int_collection_evaluation_settings."""
+    rows = fetch(settings, ["collection_id", "bootstrap_resamples", "bootstrap_seed"], ["collection_id"])
+    return {collection_id: (int(resamples), int(seed)) for collection_id, resamples, seed in rows}
+
+
 def fetch(relation: Any, columns: list[str], order_by: list[str], *, distinct: bool = False) -> list[tuple[Any, ...]]:
     """The rows of `relation`'s `columns` (distinct ones, with `distinct`) in `order_by` order, as tuples."""
     if is_spark(relation):

@@ -34,17 +34,22 @@ RULES = {
     "preset": one_of(*PRESETS),
     **{name: VAR_RULES[name] for name in
        ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade",
-        "ignore_identical_ids", "iprec_rule"]},
+        "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
+        "gated_measures"]},
 }  # fmt: skip
+LISTS = {"k_values", "gated_run_ids", "gated_measures"}  # stored one row per item
+GATE = {"gated_run_ids", "gated_measures"}  # the regression gate's: the vars give them to gated_collection_id only
 
 
 def values_of(setting: str, value: object) -> list[str]:
     """A setting's value as the rows that store it: k_values' cutoffs, distinct and in order; one row otherwise
     (an integer as its digits, a yes-or-no setting as true or false)."""
-    if setting == "k_values":
+    if setting in LISTS:
         items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
-        return [str(k) for k in sorted({int(str(item).strip()) for item in items})]
-    if setting in {"relevance_level", "err_max_grade"}:
+        if setting == "k_values":
+            return [str(k) for k in sorted({int(str(item).strip()) for item in items})]
+        return sorted({str(item).strip() for item in items})
+    if setting in {"relevance_level", "err_max_grade", "bootstrap_resamples", "bootstrap_seed"}:
         return [str(int(str(value).strip()))]
     if setting in {"judged_docs_only", "ignore_identical_ids"}:
         return [str(value).strip().lower()]
@@ -88,11 +93,13 @@ def described(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
             values, source = stored[setting], "set here"
         elif setting in seeded:
             values, source = seeded[setting], "the seed's"
+        elif setting in GATE and defaults.get("gated_collection_id") != collection_id:
+            values, source = ["none"], "not gated"  # the gate's vars are gated_collection_id's only
         elif setting in defaults:
             values, source = values_of(setting, defaults[setting]), "the var's"
         else:
             continue  # no preset
-        shown = ", ".join(sorted(values, key=int)) if setting == "k_values" else values[0]
+        shown = ", ".join(sorted(values, key=int) if setting == "k_values" else values) if setting in LISTS else values[0]
         parts.append(f"{setting} {shown} ({source})")
     return f"collection {collection_id}: " + "; ".join(parts)
 
@@ -106,13 +113,14 @@ def check_value(con: duckdb.DuckDBPyConnection, collection_id: str, setting: str
     if reason is not None:
         raise InputError(f"collection {collection_id!r}: setting {setting}: {value!r} {reason}")
     values = values_of(setting, value)
-    if setting == "baseline_run_id":
+    if setting in {"baseline_run_id", "gated_run_ids"}:
         runs = [run for (run,) in con.execute(
             "select run_id from raw.runs where collection_id = ? order by run_id", [collection_id]).fetchall()]  # fmt: skip
-        if values[0] not in runs:
-            having = f"its runs: {', '.join(runs)}" if runs else "it has no runs yet"
-            raise InputError(f"collection {collection_id!r}: setting baseline_run_id: {values[0]!r} is not a run of "
-                             f"the collection ({having})")  # fmt: skip
+        for run_id in values:
+            if run_id not in runs:
+                having = f"its runs: {', '.join(runs)}" if runs else "it has no runs yet"
+                raise InputError(f"collection {collection_id!r}: setting {setting}: {run_id!r} is not a run of "
+                                 f"the collection ({having})")  # fmt: skip
     return values
 
 

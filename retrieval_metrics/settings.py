@@ -9,6 +9,7 @@ checks for plain `dbt build`; the rules here are the same ones, for every var.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -57,9 +58,20 @@ def identifier(value: object) -> str | None:
 
 
 def identifiers(value: object) -> str | None:
-    values = value if isinstance(value, list) else [value]
+    """Run ids: a list, one, or "a,b"."""
+    values = [v.strip() for v in value.split(",")] if isinstance(value, str) else value if isinstance(value, list) else [value]
     bad = [v for v in values if identifier(v) is not None]
     return f"holds {bad[0]!r}, not a run id" if bad else None
+
+
+MEASURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")  # as measure_catalog names them: ndcg_cut_10, ERR@10, 11pt_avg
+
+
+def measure_names(value: object) -> str | None:
+    """A list of measure names (or one, or "a,b"): question_comparisons' measure_name, e.g. ndcg_cut_10, map."""
+    values = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+    bad = [v for v in values if not (isinstance(v, str) and MEASURE_NAME.fullmatch(v.strip()))]
+    return f"holds {bad[0]!r}, not a measure name (as run_measures names it: ndcg_cut_10, map)" if bad else None
 
 
 RULES: dict[str, Rule] = {
@@ -79,6 +91,7 @@ RULES: dict[str, Rule] = {
     "test_all_runs": boolean,
     "gated_collection_id": identifier,
     "gated_run_ids": identifiers,
+    "gated_measures": measure_names,
 }
 NAMED_RUNS = {"baseline_run_id", "gated_collection_id", "gated_run_ids"}
 

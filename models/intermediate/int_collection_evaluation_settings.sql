@@ -1,5 +1,6 @@
 -- One row per collection (with judgments or questions): the settings its runs are evaluated under, one column
--- each (int_collection_settings' rows side by side), and all of them as the JSON that run_measures records.
+-- each (int_collection_settings' rows side by side, but the gate's lists), and those that change the values as
+-- the JSON that run_measures records (the bootstrap's resamples and seed change only the intervals).
 
 with settings as (
     select * from {{ ref('int_collection_settings') }}
@@ -24,9 +25,11 @@ one_valued as (
         max(case when setting = 'judged_docs_only' then value end) = 'true' as judged_docs_only,
         max(case when setting = 'ignore_identical_ids' then value end) = 'true' as ignore_identical_ids,
         max(case when setting = 'err_max_grade' then cast(value as integer) end) as err_max_grade,
-        max(case when setting = 'iprec_rule' then value end) as iprec_rule
+        max(case when setting = 'iprec_rule' then value end) as iprec_rule,
+        max(case when setting = 'bootstrap_resamples' then cast(value as integer) end) as bootstrap_resamples,
+        max(case when setting = 'bootstrap_seed' then cast(value as bigint) end) as bootstrap_seed
     from settings
-    where setting <> 'k_values'
+    where setting not in ('k_values', 'gated_run_ids', 'gated_measures')
     group by collection_id
 )
 
@@ -40,6 +43,8 @@ select
     cast(one_valued.ignore_identical_ids as boolean) as ignore_identical_ids,
     cast(one_valued.err_max_grade as integer) as err_max_grade,
     cast(one_valued.iprec_rule as string) as iprec_rule,
+    cast(one_valued.bootstrap_resamples as integer) as bootstrap_resamples,
+    cast(one_valued.bootstrap_seed as bigint) as bootstrap_seed,
     -- keys sorted, separators as Python's json.dumps writes them
     cast(concat(
         '{"averaging": "', one_valued.averaging,

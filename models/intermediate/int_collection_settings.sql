@@ -1,7 +1,8 @@
 -- One row per value of each per-collection setting of every collection (with judgments or questions), as its
 -- runs are evaluated: the collection's own values from the warehouse (`retrieval-metrics settings`), else from
--- the seed collection_settings, else the dbt var's (the default for every collection without its own). k_values
--- has one row per cutoff, every other setting one row. A setting's values all come from one place.
+-- the seed collection_settings, else the dbt var's (the default for every collection without its own; the gate's
+-- vars for gated_collection_id only). k_values, gated_run_ids and gated_measures have one row per item (none:
+-- nothing gated), every other setting one row. A setting's values all come from one place.
 
 with collections as (
     select collection_id from {{ ref('int_qrels_unioned') }}
@@ -39,7 +40,15 @@ own as (
     ('ignore_identical_ids', ignore_identical_ids() | string | lower),
     ('iprec_rule', iprec_rule()),
     ('err_max_grade', err_max_grade()),
+    ('bootstrap_resamples', integer_var('bootstrap_resamples', 1)),
+    ('bootstrap_seed', integer_var('bootstrap_seed', 0)),
 ]) %}
+{#- the regression gate's runs and measures: the vars', for the collection gated_collection_id only -#}
+{%- set gates = [] -%}
+{%- for setting in ['gated_run_ids', 'gated_measures'] -%}
+    {%- set values = var(setting) -%}
+    {%- for value in (values.split(',') if values is string else values) %}{% do gates.append((setting, value | trim)) %}{% endfor -%}
+{%- endfor %}
 
 defaults as (
     {%- for setting, value in defaults %}
@@ -50,6 +59,15 @@ defaults as (
     {%- endfor %}
 ),
 
+gate_defaults as (
+    {%- for setting, value in gates %}
+    select '{{ setting }}' as setting, cast({{ sql_string(value) }} as string) as value
+    union all
+    {%- endfor %}
+    select cast(null as string) as setting, cast(null as string) as value
+    where false
+),
+
 by_default as (
     select collections.collection_id, defaults.setting, defaults.value, 'var' as set_by
     from collections
@@ -58,6 +76,15 @@ by_default as (
         select 1 from own
         where own.collection_id = collections.collection_id and own.setting = defaults.setting
     )
+    union all
+    select collections.collection_id, gate_defaults.setting, gate_defaults.value, 'var' as set_by
+    from collections
+    cross join gate_defaults
+    where collections.collection_id = {{ sql_string(var('gated_collection_id')) }}
+        and not exists (
+            select 1 from own
+            where own.collection_id = collections.collection_id and own.setting = gate_defaults.setting
+        )
 )
 
 select own.collection_id, own.setting, own.value, own.set_by

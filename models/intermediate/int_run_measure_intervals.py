@@ -1,7 +1,7 @@
 """One row per (collection, run, measure name) averaged over questions: the 95% bootstrap confidence interval
 of the run's value, resampling its averaged questions with replacement (retrieval_metrics.stats.intervals:
-scipy.stats.bootstrap's percentile method as a matrix product; var bootstrap_resamples resamples, var
-bootstrap_seed, so that a build is reproducible). One bootstrap per run covers all its measures at once: each
+scipy.stats.bootstrap's percentile method as a matrix product; the collection's bootstrap_resamples resamples
+with its bootstrap_seed, so that a build is reproducible). One bootstrap per run covers all its measures at once: each
 resample draws one set of questions for every measure. The statistic is the run's aggregation: the mean, or for
 geometric_mean measures (gm_map) exp of the mean of the per-question logs. Sums (num_ret, ...) have no
 interval, and neither has a run of one question.
@@ -9,7 +9,7 @@ Computed per run: only the runs this build plans (macros/incremental_runs.sql)."
 
 import pandas as pd
 
-from retrieval_metrics.dbt_python import as_relation, resampled_values
+from retrieval_metrics.dbt_python import as_relation, bootstrap_settings, resampled_values
 from retrieval_metrics.stats import intervals
 
 COLUMN_TYPES = {"collection_id": "string", "run_id": "string", "measure_name": "string", "ci_low": "double",
@@ -17,8 +17,7 @@ COLUMN_TYPES = {"collection_id": "string", "run_id": "string", "measure_name": "
 
 
 def model(dbt, session):
-    n_resamples = int(dbt.config.get("bootstrap_resamples"))
-    seed = int(dbt.config.get("bootstrap_seed"))
+    bootstrap = bootstrap_settings(dbt.ref("int_collection_evaluation_settings"))
     materialized = dbt.config.get("materialized")  # read here: dbt gives a Python model the configs its file reads
     plans = lambda: dbt.source("build_state", "run_plans")  # noqa: E731 (no build_state on Spark: read only if used)
     dbt.ref("measure_catalog"), dbt.ref("question_measures")  # its parents (dbt finds them here), read in resampled_values
@@ -26,7 +25,7 @@ def model(dbt, session):
     for run in resampled_values(dbt, plans, materialized):
         if len(run.question_ids) < 2:
             continue
-        low, high = intervals(run.matrix, run.geometric, n_resamples, seed)
+        low, high = intervals(run.matrix, run.geometric, *bootstrap[run.collection_id])
         frames.append(pd.DataFrame({"collection_id": run.collection_id, "run_id": run.run_id,
                                     "measure_name": run.measure_names, "ci_low": low, "ci_high": high}))
     result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMN_TYPES))

@@ -6,7 +6,7 @@ Computed per run: only the runs this build plans (macros/incremental_runs.sql)."
 
 import pandas as pd
 
-from retrieval_metrics.dbt_python import as_relation, resampled_values, to_pandas
+from retrieval_metrics.dbt_python import as_relation, bootstrap_settings, resampled_values, to_pandas
 from retrieval_metrics.stats import intervals
 
 COLUMN_TYPES = {"collection_id": "string", "run_id": "string", "tag": "string", "measure_name": "string",
@@ -14,8 +14,7 @@ COLUMN_TYPES = {"collection_id": "string", "run_id": "string", "tag": "string", 
 
 
 def model(dbt, session):
-    n_resamples = int(dbt.config.get("bootstrap_resamples"))
-    seed = int(dbt.config.get("bootstrap_seed"))
+    bootstrap = bootstrap_settings(dbt.ref("int_collection_evaluation_settings"))
     materialized = dbt.config.get("materialized")  # read here: dbt gives a Python model the configs its file reads
     plans = lambda: dbt.source("build_state", "run_plans")  # noqa: E731 (no build_state on Spark: read only if used)
     dbt.ref("measure_catalog"), dbt.ref("question_measures")  # its parents (dbt finds them here), read in resampled_values
@@ -27,7 +26,7 @@ def model(dbt, session):
             columns = sorted(position[question_id] for question_id in tagged["question_id"] if question_id in position)
             if len(columns) < 2:
                 continue
-            low, high = intervals(run.matrix[:, columns], run.geometric, n_resamples, seed)
+            low, high = intervals(run.matrix[:, columns], run.geometric, *bootstrap[run.collection_id])
             frames.append(pd.DataFrame({"collection_id": run.collection_id, "run_id": run.run_id, "tag": tag,
                                         "measure_name": run.measure_names, "ci_low": low, "ci_high": high}))
     result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMN_TYPES))

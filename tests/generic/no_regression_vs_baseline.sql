@@ -1,28 +1,43 @@
-{#- Regression gate, on question_comparisons: fails when a gated run's mean of `measure_name` (as printed:
-    ndcg_cut_2, recall_2, map, Judged@10) falls below the baseline's by more than `tolerance`. Its failure rows name the questions that got worse and by how
-    much, with the run's mean difference. `run_ids` and `collection_id` default to the vars gated_run_ids and
-    gated_collection_id; runs that are not in the collection are not checked. -#}
-{% test no_regression_vs_baseline(model, measure_name, tolerance=0.0, run_ids=none, collection_id=none) %}
-{%- set gated = run_ids if run_ids is not none else var('gated_run_ids') -%}
-{%- set collection = collection_id if collection_id is not none else var('gated_collection_id') -%}
-{%- if gated is string -%}{%- set gated = gated.split(',') -%}{%- endif -%}
+{#- Regression gate, on question_comparisons: fails when a gated run's mean of a gated measure (as printed:
+    ndcg_cut_2, recall_2, map, Judged@10) falls below the baseline's by more than `tolerance`. The gated runs
+    and measures are each collection's settings gated_run_ids and gated_measures (int_collection_settings: its
+    own, else the vars for the collection gated_collection_id); runs that are not in the collection are not
+    checked. Its failure rows name the questions that got worse and by how much, with the run's mean
+    difference. -#}
+{% test no_regression_vs_baseline(model, tolerance=0.0) %}
 {%- set failing_rows_sql -%}
-with compared as (
-    select *
-    from {{ model }}
-    where collection_id = '{{ collection }}'
-        and measure_name = {{ sql_string(measure_name) }}
-        and run_id in ({% for run_id in gated %}'{{ run_id | trim }}'{% if not loop.last %}, {% endif %}{% endfor %}{% if gated | length == 0 %}null{% endif %})
+with gated_runs as (
+    select collection_id, value as run_id
+    from {{ ref('int_collection_settings') }}
+    where setting = 'gated_run_ids'
+),
+
+gated_measures as (
+    select collection_id, value as measure_name
+    from {{ ref('int_collection_settings') }}
+    where setting = 'gated_measures'
+),
+
+compared as (
+    select checked.*
+    from {{ model }} as checked
+    inner join gated_runs
+        on checked.collection_id = gated_runs.collection_id
+        and checked.run_id = gated_runs.run_id
+    inner join gated_measures
+        on checked.collection_id = gated_measures.collection_id
+        and checked.measure_name = gated_measures.measure_name
 ),
 
 regressed_runs as (
-    select run_id, avg(difference) as mean_difference
+    select collection_id, run_id, measure_name, avg(difference) as mean_difference
     from compared
-    group by run_id
+    group by collection_id, run_id, measure_name
     having avg(difference) < -{{ tolerance }}
 )
 
 select
+    compared.collection_id,
     compared.run_id,
     compared.baseline_run_id,
     compared.measure_name,
@@ -33,17 +48,19 @@ select
     compared.difference
 from compared
 inner join regressed_runs
-    on compared.run_id = regressed_runs.run_id
+    on compared.collection_id = regressed_runs.collection_id
+    and compared.run_id = regressed_runs.run_id
+    and compared.measure_name = regressed_runs.measure_name
 where compared.difference < 0
 {%- endset -%}
 
 {#- dbt prints only a count for a failing test: name the regressed questions in the log too -#}
 {%- if execute -%}
-    {%- set failing = run_query(failing_rows_sql ~ " order by run_id, difference, question_id") -%}
+    {%- set failing = run_query(failing_rows_sql ~ " order by collection_id, run_id, measure_name, difference, question_id") -%}
     {%- for row in failing.rows -%}
-        {{ log("REGRESSION: run " ~ row[0] ~ " " ~ row[2] ~ " is " ~ "%.4f" % row[3] ~ " below " ~ row[1]
-               ~ "; question " ~ row[4] ~ ": " ~ "%.4f" % row[5] ~ " -> " ~ "%.4f" % row[6]
-               ~ " (" ~ "%+.4f" % row[7] ~ ")", info=true) }}
+        {{ log("REGRESSION: run " ~ row[0] ~ "/" ~ row[1] ~ " " ~ row[3] ~ " is " ~ "%.4f" % row[4] ~ " below " ~ row[2]
+               ~ "; question " ~ row[5] ~ ": " ~ "%.4f" % row[6] ~ " -> " ~ "%.4f" % row[7]
+               ~ " (" ~ "%+.4f" % row[8] ~ ")", info=true) }}
     {%- endfor -%}
 {%- endif -%}
 

@@ -25,7 +25,6 @@ from retrieval_metrics.building import add_missing_raw_tables
 from retrieval_metrics.collections import seed_file
 from retrieval_metrics.per_collection import seed_settings, values_of
 from retrieval_metrics.presets import PRESETS
-from retrieval_metrics.settings import project_defaults
 from retrieval_metrics.report import report
 from retrieval_metrics.scorecard import scorecard, with_interval
 from retrieval_metrics.stats import BATCH_VALUES
@@ -71,13 +70,15 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
             "import", "--collection", "gen", *judgments, "--run", str(run), "--run-id", f"run{number}"
         )
         assert imported.returncode == 0, imported.stderr
-    given = warehouse.cli("settings", "--collection", "gen", "--preset", "trec-dl", "--set", "baseline_run_id=run0")
+    given = warehouse.cli("settings", "--collection", "gen", "--preset", "trec-dl", "--set", "baseline_run_id=run0",
+                          "--set", "bootstrap_resamples=500")  # fmt: skip
     assert given.returncode == 0, given.stderr
     assert given.stdout.strip() == (
         "retrieval-metrics settings: collection gen: preset trec-dl (set here); k_values 10, 100, 1000 (set here); "
         "baseline_run_id run0 (set here); relevance_level 2 (set here); averaging all_questions (set here); "
         "judged_docs_only false (set here); err_max_grade 4 (the var's); ignore_identical_ids false (set here); "
-        "iprec_rule trec_eval_9 (set here)"
+        "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
+        "gated_run_ids none (not gated); gated_measures none (not gated)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -105,11 +106,16 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
     assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
                           "from intermediate.int_collection_settings group by all order by all") == [
         ("docent", "averaging", ["all_questions"], "seed"), ("docent", "baseline_run_id", ["keyword_overlap"], "seed"),
-        ("docent", "err_max_grade", ["4"], "seed"), ("docent", "ignore_identical_ids", ["false"], "seed"),
+        ("docent", "bootstrap_resamples", ["1000"], "var"), ("docent", "bootstrap_seed", ["20261203"], "var"),
+        ("docent", "err_max_grade", ["4"], "seed"),
+        ("docent", "gated_measures", ["ndcg_cut_2", "recall_2"], "var"),
+        ("docent", "gated_run_ids", ["bm25", "keyword_normalized"], "var"),
+        ("docent", "ignore_identical_ids", ["false"], "seed"),
         ("docent", "iprec_rule", ["trec_eval_9"], "seed"), ("docent", "judged_docs_only", ["false"], "seed"),
         ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "preset", ["lesson"], "seed"),
         ("docent", "relevance_level", ["1"], "seed"),
         ("gen", "averaging", ["all_questions"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
+        ("gen", "bootstrap_resamples", ["500"], "warehouse"), ("gen", "bootstrap_seed", ["20261203"], "var"),
         ("gen", "err_max_grade", ["4"], "var"), ("gen", "ignore_identical_ids", ["false"], "warehouse"),
         ("gen", "iprec_rule", ["trec_eval_9"], "warehouse"), ("gen", "judged_docs_only", ["false"], "warehouse"),
         ("gen", "k_values", ["10", "100", "1000"], "warehouse"), ("gen", "preset", ["trec-dl"], "warehouse"),
@@ -197,12 +203,15 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
     assert line == ("collection gen: preset trec-dl (set here); k_values 1, 2, 3 (the var's); baseline_run_id run0 "
                     "(set here); relevance_level 1 (the var's); averaging all_questions (set here); judged_docs_only "
                     "false (set here); err_max_grade 4 (the var's); ignore_identical_ids false (set here); "
-                    "iprec_rule trec_eval_9 (set here)")  # fmt: skip
+                    "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 "
+                    "(the var's); gated_run_ids none (not gated); gated_measures none (not gated)")  # fmt: skip
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
         "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); "
         "baseline_run_id keyword_overlap (the seed's); "
         "relevance_level 1 (the seed's); averaging all_questions (the seed's); judged_docs_only false (the seed's); "
-        "err_max_grade 4 (the seed's); ignore_identical_ids false (the seed's); iprec_rule trec_eval_9 (the seed's)"
+        "err_max_grade 4 (the seed's); ignore_identical_ids false (the seed's); iprec_rule trec_eval_9 (the seed's); "
+        "bootstrap_resamples 1000 (the var's); bootstrap_seed 20261203 (the var's); gated_run_ids bm25, "
+        "keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's)"
     )
 
 
@@ -235,7 +244,8 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
         (["--collection", "gen", "--set", "relevance=2"],
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, baseline_run_id, "
-         "relevance_level, averaging, judged_docs_only, err_max_grade, ignore_identical_ids, iprec_rule)"),
+         "relevance_level, averaging, judged_docs_only, err_max_grade, ignore_identical_ids, iprec_rule, "
+         "bootstrap_resamples, bootstrap_seed, gated_run_ids, gated_measures)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl, msmarco-passage, beir, trec-rag"),
         (["--collection", "gen", "--set", "relevance_level=-1"],
@@ -248,6 +258,13 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "collection 'gen': setting err_max_grade: '0' is not an integer >= 1"),
         (["--collection", "gen", "--set", "k_values"], "--set 'k_values' is not NAME=VALUE, e.g. --set k_values=10,100"),
         (["--collection", "gen", "--set", "k_values=5", "--unset", "k_values"], "collection 'gen': setting k_values both set and unset"),
+        (["--collection", "gen", "--set", "gated_run_ids=run1,nope"],
+         "collection 'gen': setting gated_run_ids: 'nope' is not a run of the collection (its runs: run0, run1)"),
+        (["--collection", "gen", "--set", "gated_measures=ndcg cut"],
+         "collection 'gen': setting gated_measures: 'ndcg cut' holds 'ndcg cut', not a measure name (as run_measures "
+         "names it: ndcg_cut_10, map)"),
+        (["--collection", "gen", "--set", "bootstrap_resamples=0"],
+         "collection 'gen': setting bootstrap_resamples: '0' is not an integer >= 1"),
         (["--collection", "elsewhere", "--set", "k_values=5"],
          "collection 'elsewhere' has no judgments yet: import --qrels (or --beir) first"),
     ],
@@ -333,8 +350,11 @@ def test_per_tag_means_and_intervals_equal_a_direct_computation(two_collections)
         if n < 2 or aggregation[measure_of[key[3]]] == "sum":
             assert ours[key][2:] == (None, None), key
     # the intervals of one run's tag, every measure at once, as int_run_tag_measure_intervals resamples them
-    resamples, seed = (int(project_defaults()[name]) for name in ("bootstrap_resamples", "bootstrap_seed"))
+    bootstrap = {c: (r, s) for c, r, s in warehouse.rows("select collection_id, bootstrap_resamples, bootstrap_seed "
+                                                         "from intermediate.int_collection_evaluation_settings")}
+    assert bootstrap["gen"] == (500, bootstrap["docent"][1]) and bootstrap["docent"][0] == 1000  # each its own
     for collection, run, tag in [("gen", "run1", "tail"), ("docent", "keyword_overlap", "plans")]:
+        resamples, seed = bootstrap[collection]
         names = sorted(name for c, r, t, name in ours if (c, r, t) == (collection, run, tag)
                        and aggregation[measure_of[name]] != "sum")  # fmt: skip
         questions = sorted(q for q in tags[(collection, tag)] if q in values[(collection, run, names[0])])
@@ -430,3 +450,25 @@ def test_tags_from_a_notebook_replace_the_collections_and_judgments_keep_them_va
     assert refused.returncode == 2 and "question 'q3', tagged 'x', would no longer be" in refused.stderr
     assert warehouse.cli("remove", "--collection", "gen", "--all", "--yes").returncode == 0
     assert warehouse.rows("select count(*) from raw.question_tags") == [(0,)]
+
+
+def test_each_collection_gates_its_own_runs_on_its_own_measures(two_collections, tmp_path: Path) -> None:
+    """gen gates run1 on two of the measures where it is below run0: the build fails on those two only (run1 is
+    below on others too), naming gen's questions; Docent's gate (the vars') still passes."""
+    warehouse = two_collections[0].copy(tmp_path)
+    means = {(run, name): value for run, name, value in warehouse.rows(
+        "select run_id, measure_name, value from run_measures where collection_id = 'gen' and measure_name in "
+        "(select measure_name from question_comparisons where collection_id = 'gen')")}  # fmt: skip
+    names = sorted({name for _, name in means})
+    below = [name for name in names if means[("run1", name)] < means[("run0", name)] - 1e-12]
+    assert len(below) > 2
+    gated = warehouse.cli("settings", "--collection", "gen", "--set", "gated_run_ids=run1",
+                          "--set", f"gated_measures={below[0]},{below[-1]}")  # fmt: skip
+    assert gated.returncode == 0, gated.stderr
+    fingerprints = warehouse.rows("select * from intermediate.int_run_fingerprints order by all")
+    failed = warehouse.cli("build")
+    assert failed.returncode == 2 and "test no_regression_vs_baseline_" in failed.stderr, failed.stderr[-2000:]
+    assert warehouse.rows("select distinct collection_id, run_id, measure_name from dbt_test__audit.regression_gate"
+                          ) == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
+    # the gate changes no number: no run's fingerprint moved
+    assert warehouse.rows("select * from intermediate.int_run_fingerprints order by all") == fingerprints
