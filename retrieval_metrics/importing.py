@@ -1,6 +1,7 @@
-"""Import a collection's judgments (a TREC qrels file or a BEIR folder) and/or one TREC run into the raw tables.
+"""Import a collection's judgments (a TREC qrels file or a BEIR folder), one TREC run and/or its question tags
+(retrieval_metrics/tagging.py) into the raw tables.
 
-Judgments replace the collection's judgments; a run replaces that run only. Everything is written in one
+Judgments replace the collection's judgments, tags its tags; a run replaces that run only. Everything is written in one
 transaction: on any error the database is left exactly as it was, and the InputError names the file and line
 (or key) at fault. A clean run file is read, checked and ranked in one pass straight into raw.rankings; if that
 pass meets a line it does not take, the transaction rolls back and the careful read (a temp table, checks that

@@ -44,6 +44,10 @@ def mean_difference(run, baseline, axis):
 
 
 def compare(group: pd.DataFrame, n_permutations: int, seed: int) -> dict:
+    """A run against its baseline over the paired questions of `group` (question_comparisons' rows, in
+    question_id order): wins, ties and losses, the means, the paired t-test (scipy.stats.ttest_rel) and its
+    effect size (Cohen's d_z), and the two-sided paired randomization test (scipy.stats.permutation_test, sign
+    flips, `n_permutations` resamples with `seed`, exact when 2^n <= n_permutations)."""
     from scipy import stats  # here, not at the top: importing it costs ~0.6 s, and a build may compare nothing
 
     run = group["run_value"].to_numpy(dtype=float)

@@ -466,7 +466,7 @@ def test_each_collection_gates_its_own_runs_on_its_own_measures(two_collections,
                           "--set", f"gated_measures={below[0]},{below[-1]}")  # fmt: skip
     assert gated.returncode == 0, gated.stderr
     fingerprints = warehouse.rows("select * from intermediate.int_run_fingerprints order by all")
-    failed = warehouse.cli("build")
+    failed = warehouse.cli("build", "--select", "int_collection_settings", "question_comparisons")
     assert failed.returncode == 2 and "test no_regression_vs_baseline_" in failed.stderr, failed.stderr[-2000:]
     assert warehouse.rows("select distinct collection_id, run_id, measure_name from dbt_test__audit.regression_gate"
                           ) == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
