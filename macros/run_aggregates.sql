@@ -42,3 +42,54 @@
         where {{ test }}_p_value is not null
     ) as ranked
 {%- endmacro %}
+
+{#- A comparison mart: `tests` (the per-run paired tests of int_run_comparison_tests or its per-tag twin), with
+    each test's p-values Holm-adjusted within `family`; `keys` are a row's key. -#}
+{% macro comparisons_with_holm(tests, family, keys) -%}
+with tests as (
+    select * from {{ tests }}
+),
+
+{% for test in ['t', 'randomization'] %}
+{{ test }}_adjusted as (
+    {{ holm_adjusted('tests', test, family, keys) }}
+),
+{% endfor %}
+
+joined as (
+    select
+        tests.*,
+        t_adjusted.t_p_value_holm,
+        randomization_adjusted.randomization_p_value_holm
+    from tests
+    {%- for test in ['t', 'randomization'] %}
+    left join {{ test }}_adjusted
+        on {% for key in keys %}tests.{{ key }} = {{ test }}_adjusted.{{ key }}{% if not loop.last %}
+        and {% endif %}{% endfor %}
+    {%- endfor %}
+)
+
+select
+    {%- for key in keys if key != 'measure_name' %}
+    {{ key }},
+    {%- endfor %}
+    measure_name,
+    measure,
+    k,
+    n_questions,
+    wins,
+    ties,
+    losses,
+    run_mean,
+    baseline_mean,
+    mean_difference,
+    effect_size,
+    t_statistic,
+    t_p_value,
+    randomization_p_value,
+    n_permutations,
+    is_exact_randomization,
+    cast(t_p_value_holm as double) as t_p_value_holm,
+    cast(randomization_p_value_holm as double) as randomization_p_value_holm
+from joined
+{%- endmacro %}
