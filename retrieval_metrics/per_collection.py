@@ -25,7 +25,7 @@ import duckdb
 from retrieval_metrics.raw_tables import check_judged
 from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.settings import RULES as VAR_RULES
-from retrieval_metrics.settings import one_of, project_defaults
+from retrieval_metrics.settings import items_of, one_of, project_defaults
 from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
 
 # the settings a collection may have of its own, each checked by the rule of the dbt var that is its default; and
@@ -42,13 +42,13 @@ GATE = {"gated_run_ids", "gated_measures"}  # the regression gate's: the vars gi
 
 
 def values_of(setting: str, value: object) -> list[str]:
-    """A setting's value as the rows that store it: k_values' cutoffs, distinct and in order; one row otherwise
-    (an integer as its digits, a yes-or-no setting as true or false)."""
+    """A setting's value as the rows that store it: a list's items, distinct and in order (k_values' as numbers);
+    one row otherwise (an integer as its digits, a yes-or-no setting as true or false)."""
     if setting in LISTS:
-        items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+        items = items_of(value)
         if setting == "k_values":
-            return [str(k) for k in sorted({int(str(item).strip()) for item in items})]
-        return sorted({str(item).strip() for item in items})
+            return [str(k) for k in sorted({int(str(item)) for item in items})]
+        return sorted({str(item) for item in items})
     if setting in {"relevance_level", "err_max_grade", "bootstrap_resamples", "bootstrap_seed"}:
         return [str(int(str(value).strip()))]
     if setting in {"judged_docs_only", "ignore_identical_ids"}:

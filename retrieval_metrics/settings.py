@@ -38,12 +38,18 @@ def boolean(value: object) -> str | None:
     return None if is_boolean else "is not true or false"
 
 
+def items_of(value: object) -> list[object]:
+    """A list setting's items, given as a list, one value, or "a,b" (text items stripped)."""
+    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+    return [item.strip() if isinstance(item, str) else item for item in items]
+
+
 MAX_CUTOFF = 2**31 - 1  # k is a 32-bit integer in every model
 
 
 def cutoffs(value: object) -> str | None:
     """k_values: a list, one integer, or "1,5,10"; each a positive 32-bit integer, at least one."""
-    values = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+    values = items_of(value)
     if not values:
         return "is empty: give at least one cutoff, e.g. [1, 2, 3]"
     bad = [v for v in values if integer(1)(v) is not None]
@@ -59,8 +65,7 @@ def identifier(value: object) -> str | None:
 
 def identifiers(value: object) -> str | None:
     """Run ids: a list, one, or "a,b"."""
-    values = [v.strip() for v in value.split(",")] if isinstance(value, str) else value if isinstance(value, list) else [value]
-    bad = [v for v in values if identifier(v) is not None]
+    bad = [v for v in items_of(value) if identifier(v) is not None]
     return f"holds {bad[0]!r}, not a run id" if bad else None
 
 
@@ -69,8 +74,7 @@ MEASURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")  # as measure_catalo
 
 def measure_names(value: object) -> str | None:
     """A list of measure names (or one, or "a,b"): question_comparisons' measure_name, e.g. ndcg_cut_10, map."""
-    values = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
-    bad = [v for v in values if not (isinstance(v, str) and MEASURE_NAME.fullmatch(v.strip()))]
+    bad = [v for v in items_of(value) if not (isinstance(v, str) and MEASURE_NAME.fullmatch(v))]
     return f"holds {bad[0]!r}, not a measure name (as run_measures names it: ndcg_cut_10, map)" if bad else None
 
 
