@@ -368,19 +368,15 @@ def figure(chart: Chart) -> str:
             f'src="data:image/png;base64,{data}"><figcaption>{html.escape(chart.caption)}</figcaption></figure>')
 
 
-def slice_measures(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[str]:
-    """The measures the question slices show: the collection's preset's headline, else MRR and NDCG at its
-    largest k (those the collection has)."""
-    (settings,) = con.execute("select any_value(evaluation_settings) from main.run_tag_measures "
-                              "where collection_id = ?", [collection_id]).fetchone()  # fmt: skip
-    preset = PRESETS.get(json.loads(settings).get("preset") or "")
+def slice_measures(means: list[dict[str, Any]]) -> list[str]:
+    """The measures the question slices show, of a collection's run_tag_measures rows: its preset's headline, else
+    MRR and NDCG at its largest k (those the collection has)."""
+    preset = PRESETS.get(json.loads(means[0]["evaluation_settings"]).get("preset") or "")
     names = list(preset.headline) if preset else []
     if not names:
-        (largest,) = con.execute("select max(k) from main.run_tag_measures where collection_id = ? and measure = ?",
-                                 [collection_id, NDCG]).fetchone()  # fmt: skip
+        largest = max((m["k"] for m in means if m["measure"] == NDCG), default=None)
         names = ["recip_rank", f"{NDCG}_{largest}"]
-    present = {name for (name,) in con.execute(
-        "select distinct measure_name from main.run_tag_measures where collection_id = ?", [collection_id]).fetchall()}
+    present = {m["measure_name"] for m in means}
     return [name for name in names if name in present]
 
 
@@ -389,12 +385,13 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     baseline on the first NDCG of those measures, else the first (run_tag_measures, run_tag_comparisons). Empty
     without tags."""
     means = rows(con, """
-        select tag, run_id, measure_name, measure_label, n_questions, value, ci_low, ci_high
+        select tag, run_id, measure, k, measure_name, measure_label, n_questions, value, ci_low, ci_high,
+            evaluation_settings
         from main.run_tag_measures where collection_id = ? order by tag, run_id, measure_name
         """, [collection_id])  # fmt: skip
     if not means:
         return ""
-    names = slice_measures(con, collection_id)
+    names = slice_measures(means)
     labels = {m["measure_name"]: m["measure_label"] for m in means}
     cells = {(m["tag"], m["run_id"], m["measure_name"]): m for m in means}
     compared = next((name for name in names if name.startswith(NDCG)), names[0] if names else "")  # NDCG, as above
@@ -404,7 +401,8 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     order = {run: position for run, position in con.execute(
         "select distinct run_id, run_position from main.run_leaderboard where collection_id = ?",
         [collection_id]).fetchall()}  # fmt: skip
-    keys = sorted({(m["tag"], m["run_id"]) for m in means}, key=lambda key: (key[0], order.get(key[1], 0), key[1]))
+    n_questions = {(m["tag"], m["run_id"]): m["n_questions"] for m in means}  # the same for each of its measures
+    keys = sorted(n_questions, key=lambda key: (key[0], order.get(key[1], 0), key[1]))
     first = html.escape(labels.get(compared, ""))
 
     def mean(cell: dict[str, Any] | None) -> str:
@@ -418,8 +416,7 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
         against = versus.get((tag, run))
         outcome = (f"{against['wins']} / {against['ties']} / {against['losses']}", fmt(against["mean_difference"],
                    signed=True), fmt(against["randomization_p_value_holm"])) if against else ("", "", "")  # fmt: skip
-        n_questions = next(m["n_questions"] for m in means if (m["tag"], m["run_id"]) == (tag, run))
-        body.append([fmt(tag), fmt(run), fmt(n_questions), *(mean(cells.get((tag, run, name))) for name in names),
+        body.append([fmt(tag), fmt(run), fmt(n_questions[tag, run]), *(mean(cells.get((tag, run, name))) for name in names),
                      *outcome])  # fmt: skip
         attrs.append(f' class="slice" data-tag="{html.escape(tag)}" data-run="{html.escape(run)}"')
     return "\n".join([
