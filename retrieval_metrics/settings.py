@@ -18,13 +18,16 @@ from retrieval_metrics.warehouse import IDENTIFIER, InputError, connect
 Rule = Callable[[object], str | None]  # the reason a value is refused, or None
 
 
-def integer(minimum: int) -> Rule:
-    """An integer >= minimum, given as a number or as its digits (dbt passes both)."""
+def integer(minimum: int, maximum: int | None = None) -> Rule:
+    """An integer >= minimum (and <= maximum, for one the models store in a column that holds no more), given as a
+    number or as its digits (dbt passes both)."""
 
     def check(value: object) -> str | None:
         text = str(value).strip()
         is_integer = not isinstance(value, bool | float) and text.removeprefix("-").isdigit()
-        return None if is_integer and int(text) >= minimum else f"is not an integer >= {minimum}"
+        if not (is_integer and int(text) >= minimum):
+            return f"is not an integer >= {minimum}"
+        return f"is more than {maximum}" if maximum is not None and int(text) > maximum else None
 
     return check
 
@@ -44,7 +47,9 @@ def items_of(value: object) -> list[object]:
     return [item.strip() if isinstance(item, str) else item for item in items]
 
 
-MAX_CUTOFF = 2**31 - 1  # k is a 32-bit integer in every model
+MAX_INTEGER = 2**31 - 1  # the models' integer columns: k, relevance_level, err_max_grade, bootstrap_resamples
+MAX_BIGINT = 2**63 - 1  # ... and bigint: bootstrap_seed (int_collection_evaluation_settings)
+MAX_CUTOFF = MAX_INTEGER  # k is a 32-bit integer in every model
 
 
 def cutoffs(value: object) -> str | None:
@@ -81,13 +86,13 @@ def measure_names(value: object) -> str | None:
 RULES: dict[str, Rule] = {
     "k_values": cutoffs,
     "averaging": one_of("all_questions", "retrieved_only"),
-    "relevance_level": integer(0),
+    "relevance_level": integer(0, MAX_INTEGER),
     "judged_docs_only": boolean,
     "ignore_identical_ids": boolean,
     "iprec_rule": one_of("trec_eval_9", "trec_eval_10"),
-    "err_max_grade": integer(1),
-    "bootstrap_resamples": integer(1),
-    "bootstrap_seed": integer(0),
+    "err_max_grade": integer(1, MAX_INTEGER),
+    "bootstrap_resamples": integer(1, MAX_INTEGER),
+    "bootstrap_seed": integer(0, MAX_BIGINT),
     "max_outranking_docs_listed": integer(0),
     "baseline_run_id": identifier,
     "n_permutations": integer(1),

@@ -265,6 +265,10 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "names it: ndcg_cut_10, map)"),
         (["--collection", "gen", "--set", "bootstrap_resamples=0"],
          "collection 'gen': setting bootstrap_resamples: '0' is not an integer >= 1"),
+        (["--collection", "gen", "--set", "bootstrap_seed=99999999999999999999"],  # more than its bigint column
+         "collection 'gen': setting bootstrap_seed: '99999999999999999999' is more than 9223372036854775807"),
+        (["--collection", "gen", "--set", "relevance_level=4294967296"],
+         "collection 'gen': setting relevance_level: '4294967296' is more than 2147483647"),
         (["--collection", "elsewhere", "--set", "k_values=5"],
          "collection 'elsewhere' has no judgments yet: import --qrels (or --beir) first"),
     ],
