@@ -106,14 +106,15 @@ bench-engines: install-spark
 	$(BIN)/python scripts/benchmark_engines.py --rounds 3 --markdown benchmarks/engines.md
 
 # The suite builds its own temporary databases: it never touches $(RETRIEVAL_DB). docs/testing.md has the tiers.
-# Two workers, one per core; each test file stays on one worker, so its module's shared builds are made once.
+# Two workers, one per core; each test file stays on one worker, so its module's shared builds are made once, and
+# the files are handed out in the order tests/python/conftest.py gives them (the longest first), not by test count.
 # Needs none of the optional extras: a test that needs one skips, saying which `make install-...` adds it.
 test: install
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # What the optional extras add (the tests marked dense or bench), with the extras installed: a skip fails here.
 test-extras: install-dense install-bench install-old-duckdb
-	RETRIEVAL_TEST_EXTRAS=1 $(BIN)/python -m pytest -n 2 --dist loadfile -m "dense or bench or old_duckdb"
+	RETRIEVAL_TEST_EXTRAS=1 $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "dense or bench or old_duckdb"
 
 # Every mart on Spark equals DuckDB's (tests/python/test_spark.py); pyproject's addopts leave these out elsewhere.
 test-spark: install install-spark

@@ -27,13 +27,15 @@ from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 from retrieval_metrics import trec
 from retrieval_metrics.dbt_runner import release_database
+from retrieval_metrics.up_to_date import files_digest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/generic",
                  "tests/marts"]  # fmt: skip
 
 
-TARGETS: dict[str, Path] = {}  # the session's shared dbt target directories: "in_process" and "cli"
+TARGETS: dict[str, Path] = {}
+PARSED: dict[tuple[str, ...], object] = {}  # dbt's manifests in this worker (Warehouse.parsed)  # the session's shared dbt target directories: "in_process" and "cli"
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -110,25 +112,33 @@ class Warehouse:
         return self
 
     def dbt(self, *args: str) -> dbtRunnerResult:
-        """dbt in this process. Each --vars setting has a target directory of its own: other vars make dbt
-        parse the whole project again, so builds with the usual settings stay on the parsed project."""
+        """dbt in this process, on the project as parsed once per worker (PARSED): every warehouse's own path is
+        a change of profile to dbt, which would parse the whole project again for each one."""
         os.environ["RETRIEVAL_DB"] = str(self.db_path)
         settings = args[args.index("--vars") + 1] if "--vars" in args else ""
         target = self.target_dir / (hashlib.sha256(settings.encode()).hexdigest()[:12] if settings else "default")
+        options = [
+            "--project-dir", str(self.project_dir),
+            "--profiles-dir", str(self.project_dir),
+            "--target-path", str(target),
+            "--log-path", str(target / "logs"),
+        ]  # fmt: skip
         try:
-            return dbtRunner().invoke(
-                [
-                    *args,
-                    "--project-dir", str(self.project_dir),
-                    "--profiles-dir", str(self.project_dir),
-                    "--target-path", str(target),
-                    "--log-path", str(target / "logs"),
-                    "--no-write-json",  # the tests read dbt's results from the runner, not from run_results.json
-                    "--quiet",
-                ]
-            )  # fmt: skip
+            manifest = self.parsed(options, settings)
+            # --no-write-json: the tests read dbt's results from the runner, not from run_results.json
+            return dbtRunner(manifest=manifest).invoke([*args, *options, "--no-write-json", "--quiet"])
         finally:
             release_database()  # the profile keeps the file open for the whole build; the test reads it next
+
+    def parsed(self, options: list[str], settings: str) -> object:
+        """dbt's manifest of this project with these --vars, parsed at the first call for (project files, vars,
+        the file's name: dbt's name of its catalog) in this worker and kept. A parse does not read the data."""
+        key = (str(self.project_dir), files_digest(self.project_dir), settings, self.db_path.stem)
+        if key not in PARSED:
+            result = dbtRunner().invoke(["parse", *options, *(["--vars", settings] if settings else []), "--quiet"])
+            assert result.success, f"dbt parse failed: {result.exception}"
+            PARSED[key] = result.result
+        return PARSED[key]
 
     def build_all(self) -> Warehouse:
         """dbt build of everything, dbt's unit tests included, every test passing."""
@@ -269,14 +279,21 @@ def missing_modules(*names: str) -> list[str]:
     return [name for name in names if importlib.util.find_spec(name) is None]
 
 
+# The modules that take longest in `make test` (2 workers, 2026-12-06), longest first
+LONGEST = ["test_incremental", "test_serving", "test_collection_settings", "test_up_to_date", "test_import_and_build",
+           "test_remove", "test_queue", "test_build_failures", "test_plugins", "test_bad_input", "test_import"]  # fmt: skip
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "every_retriever" in getattr(item, "fixturenames", ()) and item.get_closest_marker("dense") is None:
             item.add_marker(pytest.mark.dense(needs=False))
-    # The modules that build (dbt, slow) first, the quick ones last: xdist hands out whole files (--dist loadfile)
-    # in this order, so the quick files fill the workers' last minutes instead of a long one starting late.
+    # The longest modules first, then the others that build (dbt, slow), the quick ones last: xdist hands out whole
+    # files (--dist loadfile) in this order, so the quick files fill the workers' last minutes instead of a long
+    # one starting late.
     builds = {item.path for item in items if item.get_closest_marker("dbt") or item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in builds)
+    items.sort(key=lambda item: (LONGEST.index(item.path.stem) if item.path.stem in LONGEST else len(LONGEST),
+                                 item.path not in builds))  # fmt: skip
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
