@@ -52,6 +52,16 @@
     {{ return(integer_var('err_max_grade', 1)) }}
 {%- endmacro %}
 
+{#- rbp and rbp_resid's persistence: the reader goes on to the next document with probability p, 0 < p < 1. -#}
+{% macro rbp_persistence() -%}
+    {%- set text = var('rbp_persistence') | string | trim -%}
+    {%- set number = text | float(-1) -%}
+    {%- if not (0 < number < 1) -%}
+        {{ exceptions.raise_compiler_error("var rbp_persistence: " ~ text ~ " is not a number between 0 and 1 (exclusive)") }}
+    {%- endif -%}
+    {{ return(number) }}
+{%- endmacro %}
+
 {% macro integer_var(name, minimum) -%}
     {%- set text = var(name) | string | trim -%}
     {%- set digits = text[1:] if text.startswith('-') else text -%}

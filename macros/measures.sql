@@ -118,6 +118,14 @@
          "compared": true,
          "sql": "case when " ~ relevant_count ~ " = 0 then 0.0 else 2.0 * (cast(" ~ relevant_count ~ " as double) / num_ret) * (cast(" ~ relevant_count ~ " as double) / num_rel) / (cast(" ~ relevant_count ~ " as double) / num_ret + cast(" ~ relevant_count ~ " as double) / num_rel) end",
          "description": "F1 of set_P and set_recall: 2 P R / (P + R), 0 if nothing relevant was retrieved"},
+        {"name": "rbp", "column": "rbp", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "uses_relevance_level": false, "sql": rank_sum("rbp_gain * rbp_weight"),
+         "description": "rank-biased precision: (1 - p) times the sum over ranks i of gain_i p^(i - 1), p = rbp_persistence, gain = grade (over the question's highest grade when that is above 1)"},
+        {"name": "rbp_resid", "column": "rbp_resid", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": false, "uses_relevance_level": false,
+         "sql": "case when num_ret > count(case when relevance >= 0 then 1 end) then 1.0 - " ~ rank_sum(
+            "case when relevance >= 0 then rbp_weight else 0.0 end") ~ " else 0.0 end",
+         "description": "rbp's residual: what rbp would gain if every unjudged retrieved document (and every one below the ranking) had the highest grade, p^num_ret + (1 - p) times the sum over unjudged ranks i of p^(i - 1); 0 when every retrieved document is judged (as trec_eval)"},
         {"name": "Judged", "column": "judged", "at_k": true, "reference": "ir_measures", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false,
          "sql": "case when least(k, num_ret) > 0 then cast(count(position) as double) / least(k, num_ret) else 0.0 end",
@@ -143,8 +151,8 @@
         {{ run_questions }}.n_relevant as num_rel,
         {{ run_questions }}.n_ranked as num_ret,
         {{ run_questions }}.n_judged_nonrelevant as num_judged_nonrel,
-        {%- for column in ['position', 'relevance', 'is_relevant', 'gain', 'err_gain', 'relevant_so_far',
-                           'nonrelevant_above', 'err_continue'] %}
+        {%- for column in ['position', 'relevance', 'is_relevant', 'gain', 'err_gain', 'rbp_gain', 'rbp_weight',
+                           'relevant_so_far', 'nonrelevant_above', 'err_continue'] %}
         {{ judged_docs }}.{{ column }}{% if not loop.last %},{% endif %}
         {%- endfor %}
 {%- endmacro %}

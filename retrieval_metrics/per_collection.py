@@ -34,7 +34,7 @@ RULES = {
     "preset": one_of(*PRESETS),
     **{name: VAR_RULES[name] for name in
        ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade",
-        "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
+        "rbp_persistence", "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
         "gated_measures"]},
 }  # fmt: skip
 LISTS = {"k_values", "gated_run_ids", "gated_measures"}  # stored one row per item
@@ -51,6 +51,8 @@ def values_of(setting: str, value: object) -> list[str]:
         return sorted({str(item) for item in items})
     if setting in {"relevance_level", "err_max_grade", "bootstrap_resamples", "bootstrap_seed"}:
         return [str(int(str(value).strip()))]
+    if setting == "rbp_persistence":
+        return [repr(float(str(value).strip()))]  # 0.90 and .9 are 0.9
     if setting in {"judged_docs_only", "ignore_identical_ids"}:
         return [str(value).strip().lower()]
     return [str(value)]

@@ -32,6 +32,15 @@ def integer(minimum: int, maximum: int | None = None) -> Rule:
     return check
 
 
+def probability(value: object) -> str | None:
+    """A number strictly between 0 and 1 (rbp_persistence), given as a number or as its text."""
+    try:
+        number = float(str(value).strip()) if not isinstance(value, bool) else None
+    except ValueError:
+        number = None
+    return None if number is not None and 0 < number < 1 else "is not a number between 0 and 1 (exclusive)"
+
+
 def one_of(*choices: str) -> Rule:
     return lambda value: None if value in choices else f"is not one of {', '.join(choices)}"
 
@@ -91,6 +100,7 @@ RULES: dict[str, Rule] = {
     "ignore_identical_ids": boolean,
     "iprec_rule": one_of("trec_eval_9", "trec_eval_10"),
     "err_max_grade": integer(1, MAX_INTEGER),
+    "rbp_persistence": probability,
     "bootstrap_resamples": integer(1, MAX_INTEGER),
     "bootstrap_seed": integer(0, MAX_BIGINT),
     "max_outranking_docs_listed": integer(0),

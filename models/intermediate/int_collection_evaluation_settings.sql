@@ -25,6 +25,7 @@ one_valued as (
         max(case when setting = 'judged_docs_only' then value end) = 'true' as judged_docs_only,
         max(case when setting = 'ignore_identical_ids' then value end) = 'true' as ignore_identical_ids,
         max(case when setting = 'err_max_grade' then cast(value as integer) end) as err_max_grade,
+        max(case when setting = 'rbp_persistence' then value end) as rbp_persistence,
         max(case when setting = 'iprec_rule' then value end) as iprec_rule,
         max(case when setting = 'bootstrap_resamples' then cast(value as integer) end) as bootstrap_resamples,
         max(case when setting = 'bootstrap_seed' then cast(value as bigint) end) as bootstrap_seed
@@ -42,6 +43,7 @@ select
     cast(one_valued.judged_docs_only as boolean) as judged_docs_only,
     cast(one_valued.ignore_identical_ids as boolean) as ignore_identical_ids,
     cast(one_valued.err_max_grade as integer) as err_max_grade,
+    cast(one_valued.rbp_persistence as double) as rbp_persistence,
     cast(one_valued.iprec_rule as string) as iprec_rule,
     cast(one_valued.bootstrap_resamples as integer) as bootstrap_resamples,
     cast(one_valued.bootstrap_seed as bigint) as bootstrap_seed,
@@ -54,6 +56,7 @@ select
         '", "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
         ', "k_values": [', cutoffs.k_list,
         '], "preset": ', case when one_valued.preset is null then 'null' else concat('"', one_valued.preset, '"') end,
+        ', "rbp_persistence": ', one_valued.rbp_persistence,
         ', "relevance_level": ', cast(one_valued.relevance_level as string), '}'
     ) as string) as evaluation_settings
 from one_valued

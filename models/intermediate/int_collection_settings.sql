@@ -40,6 +40,7 @@ own as (
     ('ignore_identical_ids', ignore_identical_ids() | string | lower),
     ('iprec_rule', iprec_rule()),
     ('err_max_grade', err_max_grade()),
+    ('rbp_persistence', rbp_persistence()),
     ('bootstrap_resamples', integer_var('bootstrap_resamples', 1)),
     ('bootstrap_seed', integer_var('bootstrap_seed', 0)),
 ]) %}

@@ -3,7 +3,8 @@
 -- Computed per run: only the runs this build plans (macros/incremental_runs.sql), as in every per-run model.
 -- Under the collection's settings: is_relevant at its relevance_level, ERR's gains on its err_max_grade scale, and
 -- with judged_docs_only (trec_eval -J) documents without a grade >= 0 dropped and the rest re-ranked 1, 2, ...,
--- and with ignore_identical_ids (BEIR) the document whose id is the question's dropped and those below moved up.
+-- and with ignore_identical_ids (BEIR) the document whose id is the question's dropped and those below moved up;
+-- rbp's weights at its rbp_persistence.
 
 with rankings as (
     {{ rows_of_planned_runs(ref('stg_raw__rankings')) }}
@@ -15,6 +16,14 @@ qrels as (
 
 settings as (
     select * from {{ ref('int_collection_evaluation_settings') }}
+),
+
+-- rbp's gain scale, as trec_eval's: the question's highest grade (>= 0) among its judgments
+grade_scales as (
+    select collection_id, question_id, max(relevance) as max_grade
+    from qrels
+    where relevance >= 0
+    group by collection_id, question_id
 ),
 
 -- under ignore_identical_ids: the rank of the question's own id in the ranking (a few rows at most)
@@ -55,7 +64,9 @@ joined as (
         qrels.relevance,
         settings.judged_docs_only,
         settings.relevance_level,
-        settings.err_max_grade
+        settings.err_max_grade,
+        settings.rbp_persistence,
+        grade_scales.max_grade
     from kept
     inner join qrels
         on kept.collection_id = qrels.collection_id
@@ -63,6 +74,9 @@ joined as (
         and kept.doc_id = qrels.doc_id
     inner join settings
         on kept.collection_id = settings.collection_id
+    left join grade_scales
+        on kept.collection_id = grade_scales.collection_id
+        and kept.question_id = grade_scales.question_id
     where qrels.relevance >= 0 or not settings.judged_docs_only
 ),
 
@@ -78,7 +92,12 @@ graded as (
         case when relevance > 0
             then (power(2.0, least(relevance, err_max_grade)) - 1.0) / power(2.0, err_max_grade)
             else 0.0
-        end as err_gain
+        end as err_gain,
+        case
+            when relevance <= 0 then 0.0
+            when max_grade > 1 then cast(relevance as double) / max_grade
+            else cast(relevance as double)
+        end as rbp_gain
     from joined
 ),
 
@@ -93,6 +112,7 @@ counted as (
             partition by collection_id, run_id, question_id order by position
             rows between unbounded preceding and 1 preceding
         ), 0) as integer) as nonrelevant_above,
+        (1.0 - rbp_persistence) * power(rbp_persistence, position - 1) as rbp_weight,
         coalesce({{ product_over('1.0 - err_gain',
             'partition by collection_id, run_id, question_id order by position
             rows between unbounded preceding and 1 preceding') }}, 1.0) as err_continue
@@ -111,6 +131,8 @@ select
     is_relevant,
     gain,
     err_gain,
+    rbp_gain,
+    rbp_weight,
     relevant_so_far,
     nonrelevant_above,
     err_continue

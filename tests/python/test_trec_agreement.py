@@ -26,6 +26,7 @@ from trec_reference import (
     assert_measures_match_references,
     gdeval_script,
     ir_measures_reference,
+    trec_eval_rbp,
     references,
     trec_order,
 )
@@ -254,6 +255,36 @@ def test_each_iprec_rule_equals_its_trec_eval(imported: Warehouse) -> None:
                     assert value == pytest.approx(trec_eval_9[question_id][name], abs=1e-12), (question_id, name)
             differ = [key for key, value in printed.items() if key[0] != "all" and abs(ours[key] - value) > PRINTED_4]
             assert differ == [("301", "iprec_at_recall_0.10"), ("302", "iprec_at_recall_0.60"), ("302", "11pt_avg")]
+
+
+@pytest.mark.dbt
+def test_rbp_and_its_residual_equal_what_trec_eval_10_prints(imported: Warehouse) -> None:
+    """rbp and rbp_resid (p = 0.9), per question and over the run, as trec_eval 10.0 prints them for its own test
+    collection (4 decimals); pytrec_eval's trec_eval has neither."""
+    printed = {}
+    for line in (TREC_EVAL_TEST / "out.test.aq").read_text().splitlines():
+        measure, question_id, value = line.split()
+        if measure in ("rbp", "rbp_resid"):
+            printed[(question_id, measure)] = float(value)
+    ours = {(question_id, name): value for question_id, name, value in imported.rows(
+        "select question_id, measure_name, value from question_measures where collection_id = ? "
+        "and measure in ('rbp', 'rbp_resid') and is_averaged union all select 'all', measure_name, value "
+        "from run_measures where collection_id = ? and measure in ('rbp', 'rbp_resid')",
+        ["trec_eval_test-trec_eval_10"] * 2)}  # fmt: skip
+    assert set(ours) == set(printed) and len(printed) > 4
+    far = {key: (ours[key], value) for key, value in printed.items() if abs(ours[key] - value) > PRINTED_4}
+    assert not far, far
+
+
+def test_trec_eval_rbp_scales_grades_and_counts_the_unjudged_as_trec_eval_10_does() -> None:
+    """The reference's transcription of m_rbp.c / m_rbp_resid.c on graded judgments, against trec_eval 10.0
+    built from its source (`-q -m rbp -m rbp_resid`, with and without rbp.p=0.5 and -J; 4 decimals)."""
+    judgments = {"d1": 3, "d2": 0, "d3": 1, "d5": -1}
+    ranking = ["d1", "d4", "d3", "d5"]  # d4 is not in the qrels, d5 is judged -1: both unjudged to rbp_resid
+    assert trec_eval_rbp(judgments, ranking, 0.9) == pytest.approx({"rbp": 0.1270, "rbp_resid": 0.8190}, abs=PRINTED_4)
+    assert trec_eval_rbp(judgments, ranking, 0.5) == pytest.approx({"rbp": 0.5417, "rbp_resid": 0.3750}, abs=PRINTED_4)
+    assert trec_eval_rbp(judgments, ["d1", "d3"], 0.9) == pytest.approx({"rbp": 0.1300, "rbp_resid": 0.0}, abs=PRINTED_4)
+    assert trec_eval_rbp({"a": 1, "b": 0}, ["a", "b"], 0.9) == pytest.approx({"rbp": 0.1, "rbp_resid": 0.0})
 
 
 @pytest.mark.dbt

@@ -152,6 +152,8 @@ TREC_WHOLE_RANKING = [
     "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank", *IPREC_AT_RECALL,
     "11pt_avg", "ndcg", "set_P", "set_recall", "set_F",
 ]  # fmt: skip
+# trec_eval 10.0's rank-biased precision and its residual, which pytrec_eval's trec_eval lacks: trec_eval_rbp
+TREC_RBP = ["rbp", "rbp_resid"]
 # ... and at a cutoff k, printed as P_5
 TREC_AT_K = ["P", "recall", "success", "ndcg_cut", "map_cut"]
 # ir_measures' measures at a cutoff, named str(measure): Judged@5, ERR@5, nDCG(dcg='exp-log2')@5
@@ -172,6 +174,7 @@ class Settings:
     averaging: str = "all_questions"  # all_questions (trec_eval -c) or retrieved_only (its default)
     err_max_grade: int = GDEVAL_MAX_JUDGMENT  # gdeval's $MAX_JUDGMENT
     ignore_identical_ids: bool = False  # BEIR's: the question's own id dropped from its ranking
+    rbp_persistence: float = 0.9  # trec_eval 10.0's rbp.p
 
     def collection_settings(self, ks: list[int]) -> list[str]:
         """`retrieval-metrics settings` arguments giving a collection these settings and cutoffs."""
@@ -179,6 +182,7 @@ class Settings:
             "k_values": ",".join(map(str, ks)), "averaging": self.averaging, "relevance_level": self.relevance_level,
             "judged_docs_only": str(self.judged_docs_only).lower(), "err_max_grade": self.err_max_grade,
             "ignore_identical_ids": str(self.ignore_identical_ids).lower(), "iprec_rule": "trec_eval_9",
+            "rbp_persistence": self.rbp_persistence,
         }  # fmt: skip
         return [argument for name, value in values.items() for argument in ("--set", f"{name}={value}")]
 
@@ -188,7 +192,7 @@ class Settings:
             "averaging": self.averaging, "err_max_grade": self.err_max_grade,
             "ignore_identical_ids": self.ignore_identical_ids, "iprec_rule": "trec_eval_9",
             "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None,
-            "relevance_level": self.relevance_level,
+            "rbp_persistence": self.rbp_persistence, "relevance_level": self.relevance_level,
         }  # fmt: skip
 
     @property
@@ -196,7 +200,8 @@ class Settings:
         judged = "judged_docs_only" if self.judged_docs_only else "all_docs"
         err = "" if self.err_max_grade == GDEVAL_MAX_JUDGMENT else f"-err_max_grade{self.err_max_grade}"
         identical = "-ignore_identical_ids" if self.ignore_identical_ids else ""
-        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}{identical}"
+        rbp = "" if self.rbp_persistence == 0.9 else f"-rbp{self.rbp_persistence}"
+        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}{identical}{rbp}"
 
     @property
     def is_default(self) -> bool:
@@ -206,7 +211,7 @@ class Settings:
 
 def measure_names(ks: list[int]) -> dict[str, int | None]:
     """Every measure_name question_measures has per question, with its k (None: no cutoff)."""
-    names: dict[str, int | None] = dict.fromkeys(TREC_WHOLE_RANKING)
+    names: dict[str, int | None] = dict.fromkeys(TREC_WHOLE_RANKING + TREC_RBP)
     names.update({f"{measure}_{k}": k for measure in TREC_AT_K for k in ks})
     names.update({f"{measure}@{k}": k for measure in IR_MEASURES_AT_K for k in ks})
     return names
@@ -267,7 +272,7 @@ def trec_eval_reference(qrels: Qrels, run: TrecRun, ks: list[int], settings: Set
         qrels, measures, relevance_level=settings.relevance_level, judged_docs_only_flag=settings.judged_docs_only
     )
     evaluated = evaluator.evaluate({question_id: docs for question_id, docs in run.items() if docs})
-    names = [name for name, k in measure_names(ks).items() if k is None or "@" not in name]
+    names = [name for name, k in measure_names(ks).items() if (k is None or "@" not in name) and name not in TREC_RBP]
     for question_id, values in evaluated.items():
         assert set(names) <= set(values), (question_id, set(names) - set(values))
         undefined = {name for name in names if not math.isfinite(values[name])}
@@ -278,6 +283,31 @@ def trec_eval_reference(qrels: Qrels, run: TrecRun, ks: list[int], settings: Set
             values.update(dict.fromkeys(undefined, 0.0))
         assert not undefined or values["num_ret"] == 0, (question_id, values)
     return evaluated
+
+
+def trec_eval_rbp(judgments: dict[str, int], ranking: list[str], p: float) -> dict[str, float]:
+    """trec_eval 10.0's rbp and rbp_resid of one question (m_rbp.c, m_rbp_resid.c), step for step. The gains are
+    the grades 0 .. the question's highest judged grade, scaled into [0, 1] when that is above 1 (m_rbp.c leaves
+    its min and max uninitialized: set here as they must start, which the trec_eval 10.0 built from that source
+    agrees with); any other grade (negative, or a doc not in the qrels) gains 0. The residual counts the
+    retrieved docs without a grade >= 0 and the mass below the ranking, p^num_ret, and is 0 when every retrieved
+    doc has a grade >= 0."""
+    max_level = max((grade for grade in judgments.values() if grade >= 0), default=0)
+    gains = {level: float(level) for level in range(max_level + 1)}
+    low, high = min(gains.values()), max(gains.values())
+    if low < 0 or high > 1:
+        gains = {level: (gain - low) / (high - low) for level, gain in gains.items()}
+    gained, unjudged, unjudged_mass, cur_p = 0.0, 0, 0.0, 1.0
+    for doc_id in ranking:
+        grade = judgments.get(doc_id, -1)  # RELVALUE_NONPOOL
+        gain = gains.get(grade, 0.0)
+        if gain != 0:
+            gained += gain * cur_p
+        if grade < 0:
+            unjudged += 1
+            unjudged_mass += cur_p
+        cur_p *= p
+    return {"rbp": (1.0 - p) * gained, "rbp_resid": cur_p + (1 - p) * unjudged_mass if unjudged else 0.0}
 
 
 def empty_ranking_values(judgments: dict[str, int], ks: list[int], settings: Settings) -> dict[str, float]:
@@ -378,6 +408,9 @@ def references(
         run = {question_id: {d: score for d, score in docs.items() if d != question_id} for question_id, docs in run.items()}
         rankings = {question_id: [d for d in docs if d != question_id] for question_id, docs in rankings.items()}
     evaluated = trec_eval_reference(qrels, run, ks, settings)
+    judged_rankings = judged_only(qrels, rankings) if settings.judged_docs_only else rankings
+    for question_id, values in evaluated.items():
+        values.update(trec_eval_rbp(qrels[question_id], judged_rankings[question_id], settings.rbp_persistence))
     ir_values = ir_measures_reference(qrels, rankings, ks, settings)
     printed = ir_measures_reference(qrels, rankings, ks, settings, full_precision=False)
     values: dict[str, dict[str, float]] = {}
