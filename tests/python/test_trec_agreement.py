@@ -287,6 +287,22 @@ def test_trec_eval_rbp_scales_grades_and_counts_the_unjudged_as_trec_eval_10_doe
     assert trec_eval_rbp({"a": 1, "b": 0}, ["a", "b"], 0.9) == pytest.approx({"rbp": 0.1, "rbp_resid": 0.0})
 
 
+@pytest.mark.bench
+def test_trec_eval_rbp_equals_ranx_on_binary_judgments() -> None:
+    """ranx's RBP weights each doc by its raw grade, trec_eval by the grade scaled to [0, 1]: on binary judgments
+    (and a doc judged -1, which gains nothing in both) they are one measure."""
+    from ranx import Qrels, Run, evaluate
+
+    rng = random.Random(30)
+    qrels = {f"q{q}": {f"d{d}": rng.choice([-1, 0, 1, 1]) for d in rng.sample(range(40), 12)} for q in range(25)}
+    rankings = {question_id: [f"d{d}" for d in rng.sample(range(40), 20)] for question_id in qrels}
+    run = {question_id: {doc_id: -float(rank) for rank, doc_id in enumerate(docs, 1)} for question_id, docs in rankings.items()}
+    for p, name in [(0.9, "rbp.9"), (0.5, "rbp.5"), (0.95, "rbp.95")]:
+        theirs = evaluate(Qrels(qrels), Run(run), name, return_mean=False, make_comparable=True)
+        ours = [trec_eval_rbp(qrels[q], rankings[q], p)["rbp"] for q in sorted(qrels)]
+        assert list(theirs) == pytest.approx(ours, abs=1e-12), name
+
+
 @pytest.mark.dbt
 def test_ids_stay_text(imported: Warehouse) -> None:
     ids = {row[0] for row in imported.rows("select distinct question_id from raw.qrels")}
