@@ -306,9 +306,8 @@ def parser() -> Parser:
     add_writer_options(removing)
 
     setting = command("settings", settings, "show or set a collection's own settings (k_values, baseline_run_id, "
-                      "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, ignore_identical_ids, "
-                      "iprec_rule) or preset; "
-                      "the next build recomputes that collection only")
+                      "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, "
+                      "ignore_identical_ids, iprec_rule) or preset; the next build recomputes that collection only")
     setting.add_argument("--collection", required=True, help="the collection")
     setting.add_argument("--preset", help="follow a community's conventions (lesson, trec-dl, msmarco-passage, beir, "
                          "trec-rag): its settings, but for those --set gives, and its headline measures")
