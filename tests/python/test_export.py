@@ -13,7 +13,7 @@ import pytrec_eval
 from conftest import Warehouse, run_cli
 from retrieval_metrics.cli import main as cli
 from retrieval_metrics.export import TABLES, UNFILTERED
-from trec_reference import Qrels, Settings, TrecRun, empty_ranking_values, warehouse_inputs
+from trec_reference import TREC_RBP, Qrels, Settings, TrecRun, empty_ranking_values, trec_eval_rbp, warehouse_inputs
 
 pytestmark = pytest.mark.dbt
 
@@ -22,7 +22,7 @@ KS = [1, 2, 3]
 # with cutoffs prints one line per cutoff, ascending; iprec_at_recall prints its 11 levels
 TREC_EVAL_ORDER = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
                    "iprec_at_recall", "P", "recall", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "success", "set_P",
-                   "set_recall", "set_F"]  # fmt: skip
+                   "set_recall", "set_F", "rbp", "rbp_resid"]  # fmt: skip
 IPREC = "iprec_at_recall"
 ONLY_IN_ALL = {"num_q", "gm_map"}  # trec_eval -q prints these for `all` only
 COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}  # printed as integers ("%ld")
@@ -207,6 +207,7 @@ def pytrec_eval_values(con: duckdb.DuckDBPyConnection, collection_id: str, run_i
     ).fetchall():
         run.setdefault(question_id, {})[doc_id] = -float(rank)  # trec_eval's order is the warehouse's rank
     catalog = con.execute("select measure, takes_cutoff from measure_catalog where reference = 'trec_eval'").fetchall()
+    catalog = [(measure, takes_cutoff) for measure, takes_cutoff in catalog if measure not in TREC_RBP]  # not in pytrec_eval
     cutoffs = ",".join(map(str, KS))
     measures = {  # pytrec_eval's iprec_at_recall gives all 11 levels
         f"{measure}.{cutoffs}" if takes_cutoff else IPREC if measure.startswith(IPREC) else measure
@@ -214,6 +215,9 @@ def pytrec_eval_values(con: duckdb.DuckDBPyConnection, collection_id: str, run_i
     }
     assert {measure.split(".")[0] for measure in measures} <= set(pytrec_eval.supported_measures)
     evaluated = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    for question_id, values in evaluated.items():  # rbp: trec_eval 10.0's, transcribed (trec_reference.trec_eval_rbp)
+        ranking = sorted(run[question_id], key=lambda doc_id: -run[question_id][doc_id])
+        values.update(trec_eval_rbp(qrels[question_id], ranking, Settings().rbp_persistence))
     averaged = [q for (q,) in con.execute(
         "select distinct question_id from question_measures where collection_id = ? and run_id = ? and is_averaged",
         [collection_id, run_id],
