@@ -34,8 +34,8 @@ PROJECT_FILES = ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds",
                  "tests/marts"]  # fmt: skip
 
 
-TARGETS: dict[str, Path] = {}
-PARSED: dict[tuple[str, ...], object] = {}  # dbt's manifests in this worker (Warehouse.parsed)  # the session's shared dbt target directories: "in_process" and "cli"
+TARGETS: dict[str, Path] = {}  # the session's shared dbt target directories: "in_process" and "cli"
+PARSED: dict[tuple[str, ...], object] = {}  # dbt's manifests in this worker (Warehouse.parsed)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,7 +13,16 @@ import pytrec_eval
 from conftest import Warehouse, run_cli
 from retrieval_metrics.cli import main as cli
 from retrieval_metrics.export import TABLES, UNFILTERED
-from trec_reference import TREC_RBP, Qrels, Settings, TrecRun, empty_ranking_values, trec_eval_rbp, warehouse_inputs
+from trec_reference import (
+    TREC_RBP,
+    Qrels,
+    Settings,
+    TrecRun,
+    empty_ranking_values,
+    trec_eval_rbp,
+    trec_order,
+    warehouse_inputs,
+)
 
 pytestmark = pytest.mark.dbt
 
@@ -215,9 +224,9 @@ def pytrec_eval_values(con: duckdb.DuckDBPyConnection, collection_id: str, run_i
     }
     assert {measure.split(".")[0] for measure in measures} <= set(pytrec_eval.supported_measures)
     evaluated = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    rankings = trec_order(run)
     for question_id, values in evaluated.items():  # rbp: trec_eval 10.0's, transcribed (trec_reference.trec_eval_rbp)
-        ranking = sorted(run[question_id], key=lambda doc_id: -run[question_id][doc_id])
-        values.update(trec_eval_rbp(qrels[question_id], ranking, Settings().rbp_persistence))
+        values.update(trec_eval_rbp(qrels[question_id], rankings[question_id], Settings().rbp_persistence))
     averaged = [q for (q,) in con.execute(
         "select distinct question_id from question_measures where collection_id = ? and run_id = ? and is_averaged",
         [collection_id, run_id],
