@@ -132,7 +132,7 @@ def build(*dbt_args: str, database: str | Path | None = None, wait: float = DEFA
 
     path = database_path(database)
     with queued_writer(path, "build", wait):
-        return build_database(path, dbt_args, in_process=True)
+        return build_database(path, dbt_args)
 
 
 def remove(

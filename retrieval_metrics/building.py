@@ -1,6 +1,7 @@
-"""The build as a service: `import --build` in one process, `build` in a dbt child process, and the serving copy
-published after each good build. The command line (cli.py), the notebook API (api.py) and Spark builds call
-these; each failure is a CommandFailed or an InputError carrying the one line the command prints.
+"""The build as a service: `import --build` and `build`, with dbt in this process (loaded once and kept for the
+notebook's next build), and the serving copy published after each good build. The command line (cli.py), the
+notebook API (api.py) and Spark builds call these; each failure is a CommandFailed or an InputError carrying the
+one line the command prints.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     import time  # and two threads importing it at once can see it half-initialized (seen once in CI: exit 1)
     from concurrent.futures import ThreadPoolExecutor
 
-    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, IMPORT_GUARANTEES, DbtFailed, InProcessDbt
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, IMPORT_GUARANTEES, DbtFailed
     from retrieval_metrics.importing import import_collection
     from retrieval_metrics.up_to_date import build_inputs, last_build, record_build
 
@@ -53,14 +54,13 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     check_vars(None, settings)  # the runs named may be the one being imported: not looked up
     last = last_build(database) if not settings else None  # what a plain `build` recorded
     recorded = last is not None and build_inputs(database, serving, []).base == last[0].base
-    dbt = InProcessDbt(database)
     started = time.perf_counter()
     finished: dict[str, float] = {}
     with ThreadPoolExecutor(max_workers=1) as pool:
         imported = pool.submit(import_collection, database, request, desc)
         imported.add_done_callback(lambda _: finished.setdefault("import", time.perf_counter() - started))
         try:
-            dbt.load(settings)
+            dbt = loaded_dbt(database, settings)
         except DbtFailed as exc:
             imported.result()  # the import's own error first, if it has one
             raise CommandFailed(f"{exc}; the import was committed, nothing was built", 1) from None
@@ -72,9 +72,11 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
         changed = changed_sources(build_inputs(database, serving, []), last[0])
         selection = source_selection(changed) if changed else selection
     build_started = datetime.now(UTC)
-    if not dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES]):
-        raise build_failed(build_started, "", 1, f"{shown(serving)} left as it was", database, command="import",
-                           done=f"collection {request.collection_id}: {summary}, committed; then ")  # fmt: skip
+    outcome = dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES])
+    if not outcome.passed:
+        done = f"collection {request.collection_id}: {summary}, committed; then "
+        raise build_failed(build_started, outcome.stopped, 1, f"{shown(serving)} left as it was", database,
+                           command="import", done=done)  # fmt: skip
     build_seconds = time.perf_counter() - started - waited
     if recorded:  # recorded before publishing, as build_database does
         record_build(database, build_inputs(database, serving, []))
@@ -137,33 +139,36 @@ def publish_serving(database: Path, serving: Path) -> str:
             "BI tools and notebooks read it read-only")  # fmt: skip
 
 
-LOADED: dict[tuple[object, ...], InProcessDbt] = {}  # dbt loaded in this process (the notebook's), by what it parsed
+LOADED: dict[tuple[object, ...], InProcessDbt] = {}  # dbt loaded in this process, by what it parsed
 PARSE_OPTIONS = ("--vars", "--target", "-t", "--profile")  # the dbt options a parse depends on
 
 
 def loaded_dbt(database: Path, dbt_args: Sequence[str]) -> InProcessDbt:
-    """dbt loaded in this process for `database`: imported and parsed once per project version, database and
-    parse options, then kept, so that the notebook's next rm.build() starts at once. A new project version or
-    other options load it again (and drop the one loaded before)."""
+    """dbt loaded in this process to build `database`: imported and the project parsed once per project version,
+    parse options and database name, then kept, so that the notebook's next rm.build() starts at once. The name
+    is the file's stem, dbt's name of the database and all a parse reads of it: a file of the same name elsewhere
+    builds on the same parse (dbt would parse again for a new path, as a change of profile). A new project version
+    or other options load it again (and drop the one loaded before)."""
     from retrieval_metrics.dbt_runner import InProcessDbt, project_dir
     from retrieval_metrics.up_to_date import files_digest
 
     parse = [arg for i, arg in enumerate(dbt_args) if arg.startswith(tuple(o + "=" for o in PARSE_OPTIONS))
              or arg in PARSE_OPTIONS or (i and dbt_args[i - 1] in PARSE_OPTIONS)]  # fmt: skip
-    key = (database, str(project_dir()), files_digest(project_dir()), tuple(parse), os.environ.get("DBT_TARGET"))
+    key = (database.stem, str(project_dir()), files_digest(project_dir()), tuple(parse), os.environ.get("DBT_TARGET"))
     if key not in LOADED:
         LOADED.clear()
         dbt = InProcessDbt(database)
         dbt.load(parse)
         LOADED[key] = dbt
+    LOADED[key].database = database.absolute()
     return LOADED[key]
 
 
-def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool = False) -> str:
+def build_database(database: Path, dbt_args: Sequence[str]) -> str:
     """dbt build on the database, then publish its serving copy; one line saying so, or CommandFailed. dbt runs
-    as a child process, or `in_process` (the notebook's rm.build(): loaded once, kept for the next build). With
-    `--target spark`, the build runs on Spark instead, from the database's raw tables (retrieval_metrics.spark)."""
-    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, DbtFailed, run_dbt, target_of
+    in this process (loaded_dbt: kept for the notebook's next rm.build()). With `--target spark`, the build runs
+    on Spark instead, from the database's raw tables (retrieval_metrics.spark)."""
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, DbtFailed, target_of
 
     if target_of(dbt_args) == "spark":
         return build_on_spark(database.absolute(), dbt_args)
@@ -196,21 +201,16 @@ def build_database(database: Path, dbt_args: Sequence[str], *, in_process: bool 
         if not selects_nodes(dbt_args):
             selection = source_selection(changed)
     started, kept = datetime.now(UTC), f"{shown(serving)} left as it was"
-    arguments = [*COMMAND_BUILD_EXCLUDES, *selection, *dbt_args]
-    if in_process:
-        try:
-            code, output = (0 if loaded_dbt(database, dbt_args).build(arguments) else 1), ""
-        except DbtFailed as exc:
-            raise CommandFailed(f"{exc}; {kept}", 1) from None
-    else:
-        built = run_dbt(["build", *arguments], database, tee=True)
-        code, output = built.returncode, built.stdout
-    if code != 0:
+    try:
+        outcome = loaded_dbt(database, dbt_args).build([*COMMAND_BUILD_EXCLUDES, *selection, *dbt_args])
+    except DbtFailed as exc:
+        raise CommandFailed(f"{exc}; {kept}", 1) from None
+    if not outcome.passed:
         try:
             check_unlocked(database)  # a reader that opened the file while dbt ran: say so in one line
         except duckdb.IOException as exc:
-            raise CommandFailed(f"{database_error(database, exc)}; {kept}", code) from None
-        raise build_failed(started, output, code, kept, database)
+            raise CommandFailed(f"{database_error(database, exc)}; {kept}", 1) from None
+        raise build_failed(started, outcome.stopped, 1, kept, database)
     # recorded first: publishing takes the build file's modification time, which readers compare (source_line)
     record_build(database, build_inputs(database, serving, dbt_args))
     return publish_serving(database, serving)
@@ -245,14 +245,14 @@ def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:
     check_vars(database, dbt_args)
     built = run_on_spark(database, dbt_args)
     if built.code != 0:
-        raise build_failed(built.started, "", built.code, "the marts of the last good Spark build kept",
+        raise build_failed(built.started, None, built.code, "the marts of the last good Spark build kept",
                            target_path=built.target_path, done=f"{built.published}; then on Spark: ")  # fmt: skip
     return f"{built.published}; built on Spark: the marts are Parquet tables in {shown(built.marts)}"
 
 
 def build_failed(
     started: datetime,
-    output: str,
+    stopped: str | None,
     code: int,
     kept: str,
     database: Path | None = None,
@@ -261,13 +261,13 @@ def build_failed(
     command: str = "build",
     done: str = "",
 ) -> CommandFailed:
-    """The failed build (dbt's `output`, exit `code`) in one line after `done`, saying what was `kept`, after one
-    line per failed node on stderr (the node, why and, given the database, the keys of its first offending rows).
-    Exit 2 when the input is at fault (a data test failed, a var was refused), else dbt's."""
-    from retrieval_metrics.dbt_runner import encountered_error, log_path, node_failures
+    """The failed build (exit `code`; `stopped`: dbt's error that stopped it before any node ran) in one line after
+    `done`, saying what was `kept`, after one line per failed node on stderr (the node, why and, given the
+    database, the keys of its first offending rows). Exit 2 when the input is at fault (a data test failed, a var
+    was refused), else dbt's."""
+    from retrieval_metrics.dbt_runner import log_path, node_failures
 
     log = f"dbt's log: {shown(log_path())}"
-    stopped = encountered_error(output)
     if stopped is not None:  # before any node ran: a var refused by the project's macros, a broken project
         return CommandFailed(f"{done}dbt build stopped: {stopped}; {kept}; {log}", 2 if "var " in stopped else code)
     failures = node_failures(started, database, target_path)

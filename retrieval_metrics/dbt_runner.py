@@ -1,11 +1,11 @@
-"""Running dbt on the repo's project against a given warehouse file, as a child process: dbt's output and exit
-code are its own, and the caller's process never holds dbt's connection to the file."""
+"""Running dbt on the repo's project against a given warehouse file: in this process through dbt's programmatic
+runner (InProcessDbt, the commands' and the notebook's builds), releasing the file after each command, or as a
+child process (run_dbt: plain dbt, as a user runs it)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -15,9 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from retrieval_metrics.warehouse import REPO_ROOT
-
-FAILED_NODE = re.compile(r"\b(?:Failure|Error) in (?:test|model|seed|snapshot|unit_test) .*")
-
 
 def project_dir() -> Path:
     """The dbt project (and its profiles.yml): $DBT_PROJECT_DIR, dbt's own variable, else this repo."""
@@ -33,23 +30,11 @@ def dbt_command(args: Sequence[str]) -> list[str]:
     return [dbt, "--no-use-colors", command, "--project-dir", project, "--profiles-dir", project, *rest]
 
 
-def run_dbt(
-    args: Sequence[str], database: Path, *, capture: bool = False, tee: bool = False
-) -> subprocess.CompletedProcess[str]:
-    """Run `dbt ARGS` on `database` (absolute, whatever directory this runs from); with `capture`, its output
-    is returned instead of shown; with `tee`, it is shown as it comes and returned too."""
+def run_dbt(args: Sequence[str], database: Path, *, capture: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run `dbt ARGS` on `database` (absolute, whatever directory this runs from) in a child process, as a user
+    runs plain dbt; with `capture`, its output is returned instead of shown."""
     env = {**os.environ, "RETRIEVAL_DB": str(database.absolute())}
-    if not tee:
-        return subprocess.run(dbt_command(args), env=env, capture_output=capture, text=True, check=False)
-    lines = []
-    with subprocess.Popen(dbt_command(args), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True) as process:  # fmt: skip
-        assert process.stdout is not None
-        for line in process.stdout:
-            sys.stdout.write(line)
-            lines.append(line)
-    sys.stdout.flush()
-    return subprocess.CompletedProcess(process.args, process.returncode, "".join(lines), "")
+    return subprocess.run(dbt_command(args), env=env, capture_output=capture, text=True, check=False)
 
 
 def encountered_error(output: str) -> str | None:
@@ -57,9 +42,12 @@ def encountered_error(output: str) -> str | None:
     and its message, e.g. `Compilation Error in model x (...): var k_values: 0 is not a positive integer`."""
     lines = output.splitlines()
     start = next((i for i, line in enumerate(lines) if line.rstrip().endswith("Encountered an error:")), None)
-    if start is None:
-        return None
-    rest = [line.strip() for line in lines[start + 1 :] if line.strip() and not line.strip().startswith(">")]
+    return None if start is None else error_line("\n".join(lines[start + 1 :]))
+
+
+def error_line(message: str) -> str | None:
+    """dbt's error message in one line: its first line and the message under it (not the code it quotes)."""
+    rest = [line.strip() for line in message.splitlines() if line.strip() and not line.strip().startswith(">")]
     return ": ".join(rest[:2])[:400] if rest else None
 
 
@@ -73,13 +61,6 @@ def target_of(dbt_args: Sequence[str]) -> str | None:
         elif arg.startswith("--target="):
             target = arg.split("=", 1)[1]
     return target
-
-
-def first_failure(output: str) -> str:
-    """The line of dbt's output that names the first failed node, else its last line."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    found = next((match.group(0) for line in lines if (match := FAILED_NODE.search(line))), None)
-    return found or (lines[-1] if lines else "no output")
 
 
 def target_path() -> Path:
@@ -189,15 +170,27 @@ class InProcessDbt:
             raise DbtFailed(f"dbt could not parse the project: {first_line}")
         self.manifest = result.result
 
-    def build(self, dbt_args: Sequence[str]) -> bool:
-        """dbt build with `dbt_args`; True if every node passed. dbt prints its own lines, as `dbt build` does."""
+    def build(self, dbt_args: Sequence[str]) -> BuildOutcome:
+        """dbt build with `dbt_args`. dbt prints its own lines, as `dbt build` does."""
         from dbt.cli.main import dbtRunner
 
         os.environ["RETRIEVAL_DB"] = str(self.database)
         try:
-            return bool(dbtRunner(manifest=self.manifest).invoke(self.args("build", *dbt_args)).success)
+            result = dbtRunner(manifest=self.manifest).invoke(self.args("build", *dbt_args))
         finally:
             release_database()
+        if result.exception is None:
+            return BuildOutcome(bool(result.success))
+        return BuildOutcome(False, error_line(str(result.exception)) or type(result.exception).__name__)
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """How an in-process build ended: every node passed, or not; `stopped`: dbt's error that stopped it before
+    its nodes ran (a var refused by a macro, a broken project), in one line."""
+
+    passed: bool
+    stopped: str | None = None
 
 
 def release_database() -> None:

@@ -11,13 +11,16 @@ project once and then only checks it for changes. Tests that run dbt carry the `
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import importlib.util
+import io
 import os
 import shutil
 import subprocess
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,7 +28,7 @@ import duckdb
 import pytest
 from dbt.cli.main import dbtRunner, dbtRunnerResult
 
-from retrieval_metrics import trec
+from retrieval_metrics import cli, trec
 from retrieval_metrics.dbt_runner import release_database
 from retrieval_metrics.up_to_date import files_digest
 
@@ -58,12 +61,43 @@ def cli_env(db_path: Path, target_dir: Path | None = None, project_dir: Path = R
     }
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`retrieval-metrics ARGS` in a child process, as a user runs it."""
+def run_cli(*args: str, env: dict[str, str] | None = None, child: bool = False) -> subprocess.CompletedProcess[str]:
+    """`retrieval-metrics ARGS` as a user runs it: in this process where it can (cli_in_process), else, or with
+    `child`, in a child process."""
+    if args and args[0] in IN_PROCESS_COMMANDS and not child:
+        return cli_in_process(*args, env=dict(os.environ) if env is None else env)
     return subprocess.run(
         [sys.executable, "-m", "retrieval_metrics", *args],
         capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=900, check=False,
     )  # fmt: skip
+
+
+# The commands a test runs in its own process (cli_in_process): those that start no thread of their own (rank runs a
+# plug-in's searches on a thread it may leave behind; bi and bench start servers and children).
+IN_PROCESS_COMMANDS = {"build", "import", "settings", "remove", "export", "query", "scorecard", "fuse", "report"}
+
+
+def cli_in_process(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`retrieval-metrics ARGS` as its child process would run it (the same main(), with `env` as its whole
+    environment, its own stdout and stderr, its exit code), in this process: dbt is imported once per worker and
+    the project parsed once per warehouse name (building.loaded_dbt), where a child pays both every time."""
+    saved = dict(os.environ)
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = cli.main(list(args))
+            except SystemExit as exc:  # argparse's --help
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            except Exception:  # what a child would print as its traceback, exiting 1
+                traceback.print_exc()
+                code = 1
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["retrieval-metrics", *args], code, out.getvalue(), err.getvalue())
 
 
 def warehouse_checksums(db_path: Path) -> dict[str, str]:
@@ -99,7 +133,7 @@ class Warehouse:
         return cli_env(self.db_path, self.cli_target_dir, self.project_dir)
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """`retrieval-metrics ARGS` against this warehouse."""
+        """`retrieval-metrics ARGS` against this warehouse (run_cli)."""
         return run_cli(*args, env=self.env)
 
     def rank(self, *args: str) -> subprocess.CompletedProcess[str]:
