@@ -30,6 +30,7 @@ from dbt.cli.main import dbtRunner, dbtRunnerResult
 
 from retrieval_metrics import cli, trec
 from retrieval_metrics.dbt_runner import release_database
+from retrieval_metrics.retrievers import LEXICAL_RETRIEVERS
 from retrieval_metrics.up_to_date import files_digest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -58,13 +59,14 @@ def cli_env(db_path: Path, target_dir: Path | None = None, project_dir: Path = R
         "DBT_PROJECT_DIR": str(project_dir),
         "DBT_TARGET_PATH": str(target_dir),
         "DBT_LOG_PATH": str(target_dir / "logs"),
+        "DBT_LOG_LEVEL_FILE": "none",  # no debug log: it costs ~10% of a build, and a test reads dbt's results
     }
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, child: bool = False) -> subprocess.CompletedProcess[str]:
     """`retrieval-metrics ARGS` as a user runs it: in this process where it can (cli_in_process), else, or with
     `child`, in a child process."""
-    if args and args[0] in IN_PROCESS_COMMANDS and not child:
+    if runs_in_process(args) and not child:
         return cli_in_process(*args, env=dict(os.environ) if env is None else env)
     return subprocess.run(
         [sys.executable, "-m", "retrieval_metrics", *args],
@@ -72,9 +74,16 @@ def run_cli(*args: str, env: dict[str, str] | None = None, child: bool = False) 
     )  # fmt: skip
 
 
-# The commands a test runs in its own process (cli_in_process): those that start no thread of their own (rank runs a
-# plug-in's searches on a thread it may leave behind; bi and bench start servers and children).
+# The commands a test runs in its own process (cli_in_process): those that start no thread of their own and load no
+# model (rank runs a plug-in's searches on a thread it may leave behind, and the dense retriever loads torch; bi and
+# bench start servers and children), and rank with one of the lexical built-in retrievers.
 IN_PROCESS_COMMANDS = {"build", "import", "settings", "remove", "export", "query", "scorecard", "fuse", "report"}
+
+
+def runs_in_process(args: tuple[str, ...]) -> bool:
+    if args[:1] == ("rank",) and "--retriever" in args[:-1]:
+        return args[args.index("--retriever") + 1] in LEXICAL_RETRIEVERS
+    return bool(args) and args[0] in IN_PROCESS_COMMANDS
 
 
 def cli_in_process(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -160,7 +169,8 @@ class Warehouse:
         try:
             manifest = self.parsed(options, settings)
             # --no-write-json: the tests read dbt's results from the runner, not from run_results.json
-            return dbtRunner(manifest=manifest).invoke([*args, *options, "--no-write-json", "--quiet"])
+            return dbtRunner(manifest=manifest).invoke([*args, *options, "--no-write-json", "--quiet",
+                                                        "--log-level-file", "none"])  # as in cli_env
         finally:
             release_database()  # the profile keeps the file open for the whole build; the test reads it next
 
