@@ -19,6 +19,7 @@ import duckdb
 
 from retrieval_metrics.building import build_database, import_and_build
 from retrieval_metrics.warehouse import (
+    MARTS,
     PROG,
     REPO_ROOT,
     CommandFailed,
@@ -169,6 +170,22 @@ def settings(args: argparse.Namespace) -> str:
         return set_settings(database, args.collection, values, args.unset)
 
 
+def pool(args: argparse.Namespace) -> str:
+    from retrieval_metrics.pooling import PoolRequest, parse_runs, pool_summary, record_pool
+    from retrieval_metrics.warehouse import connect
+
+    request = PoolRequest(args.collection, None if args.all else parse_runs(args.runs), args.depth, args.method)
+    request.check()
+    database = database_path(args.db)
+    with queued(args, database, f"pool {args.collection}"):
+        runs = record_pool(database, request)
+        built = build_database(database, [])
+        with connect(database, read_only=True) as con:
+            summary = pool_summary(con, args.collection)
+    return (f"collection {args.collection}: pooled the top {args.depth} of {', '.join(runs)} by {args.method}; "
+            f"{built}\n{summary}")  # fmt: skip
+
+
 def scorecard(args: argparse.Namespace) -> str:
     from retrieval_metrics.scorecard import scorecard as render
 
@@ -188,9 +205,10 @@ def export(args: argparse.Namespace) -> str:
     from retrieval_metrics.export import check_arguments
     from retrieval_metrics.export import export as run_export
 
-    check_arguments(args.format, args.out, args.collection, args.run_id, args.digits)
+    check_arguments(args.format, args.out, args.collection, args.run_id, args.digits, args.table)
     with reading(args) as (con, source):
-        return run_export(con, source, args.format, args.out, args.collection, args.run_id, args.digits)
+        return run_export(con, source, args.format, args.out, args.collection, args.run_id, args.digits,
+                          args.table)  # fmt: skip
 
 
 def query(args: argparse.Namespace) -> str:
@@ -317,6 +335,18 @@ def parser() -> Parser:
                          help="drop the collection's own value: the seed's, else the dbt var's, applies again")
     add_writer_options(setting)
 
+    pooling = command("pool", pool, "pool runs' top K documents that have no judgment into judging_queue, the "
+                      "documents to label next (docs/judging.md), then build")
+    pooling.add_argument("--collection", required=True, help="the collection")
+    pooled = pooling.add_mutually_exclusive_group(required=True)
+    pooled.add_argument("--runs", help="the runs to pool, comma-separated: bm25,dense")
+    pooled.add_argument("--all", action="store_true", help="every run the collection has now")
+    pooling.add_argument("--depth", type=int, required=True, metavar="K", help="each run's top K per question")
+    pooling.add_argument("--method", default="depth", choices=["depth", "rrf", "rbp"],
+                         help="the order of a question's queue: depth (best rank; the default), rrf (summed "
+                         "1/(60 + rank)) or rbp (summed RBP weight at the collection's rbp_persistence)")
+    add_writer_options(pooling)
+
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read "
                        "(--target spark: on Spark, from $RETRIEVAL_DB's raw tables)")
     building.add_argument("dbt_args", nargs="*", metavar="DBT_ARG", help="passed to dbt build, e.g. --select x+")
@@ -327,9 +357,14 @@ def parser() -> Parser:
     reporting.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: report)")
     add_reader_db(reporting)
 
-    exporting = command("export", export, "export the marts as CSV or Parquet, or one run in trec_eval's -q layout")
-    exporting.add_argument("--format", required=True, choices=["csv", "parquet", "trec"])
-    exporting.add_argument("--out", required=True, help="directory (csv, parquet), or file or - for stdout (trec)")
+    exporting = command("export", export, "export the marts as CSV, Parquet or JSON Lines, or one run in trec_eval's "
+                        "-q layout")
+    exporting.add_argument("--format", required=True, choices=["csv", "parquet", "jsonl", "trec"])
+    exporting.add_argument("--out", required=True, help="directory (csv, parquet, jsonl), or file or - for stdout "
+                           "(trec)")
+    exporting.add_argument("--table", action="append", default=[], choices=MARTS, metavar="MART",
+                           help="export this mart (repeatable; default: the metrics and measures marts), e.g. "
+                           "judging_queue for a labelling tool")
     exporting.add_argument("--collection", help="only this collection (required for trec)")
     exporting.add_argument("--run-id", help="only this run (required for trec)")
     exporting.add_argument("--digits", type=int, default=4, help="decimals of the trec values (default 4)")

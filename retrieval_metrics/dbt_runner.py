@@ -166,8 +166,8 @@ class InProcessDbt:
         os.environ["RETRIEVAL_DB"] = str(self.database)
         result = dbtRunner().invoke(self.args("parse", "--quiet", *dbt_args))
         if not result.success:
-            first_line = (str(result.exception or "see dbt's log").splitlines() or ["?"])[0]
-            raise DbtFailed(f"dbt could not parse the project: {first_line}")
+            why = error_line(str(result.exception or "")) or "see dbt's log"
+            raise DbtFailed(f"dbt could not parse the project: {why}")
         self.manifest = result.result
 
     def build(self, dbt_args: Sequence[str]) -> BuildOutcome:

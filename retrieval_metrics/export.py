@@ -1,12 +1,14 @@
-"""Export the marts as CSV or Parquet files, or one run in trec_eval's `-q` text layout.
+"""Export the marts as CSV, Parquet or JSON Lines files, or one run in trec_eval's `-q` text layout.
 
-    retrieval-metrics export --format {csv,parquet,trec} --out PATH
+    retrieval-metrics export --format {csv,parquet,jsonl,trec} --out PATH [--table T ...]
                              [--collection C] [--run-id R] [--db PATH] [--digits N]
 
-csv, parquet: --out is a directory (created if missing). question_metrics, run_metrics, missed_relevant_docs,
-    measure_catalog, question_measures and run_measures each go to <out>/<table>.csv or .parquet through
-    DuckDB's COPY, rows ordered by all columns, optionally filtered by --collection and --run-id
-    (measure_catalog, which has neither, is written whole). Re-running overwrites the files.
+csv, parquet, jsonl: --out is a directory (created if missing). question_metrics, run_metrics,
+    missed_relevant_docs, measure_catalog, question_measures and run_measures (or the marts --table names, e.g.
+    judging_queue for a labelling tool) each go to <out>/<table>.csv, .parquet or .jsonl (one JSON object per
+    row) through DuckDB's COPY, rows ordered by all columns, optionally filtered by --collection and --run-id
+    (a table without such a column is not filtered by it: measure_catalog is written whole; --run-id with a
+    table that has no runs, judging_queue, is refused). Re-running overwrites the files.
 trec: --collection and --run-id name exactly one run; --out is a file, or - for stdout. Every measure of
     measure_catalog whose reference is trec_eval, named as trec_eval prints it (P_5, ndcg_cut_10, bpref,
     iprec_at_recall_0.50, ...), in the catalog's order (measure_position, k ascending within a measure): one
@@ -17,11 +19,13 @@ trec: --collection and --run-id name exactly one run; --out is a file, or - for 
     questions run_measures averages (question_measures.is_averaged) get lines: the per-question part is what
     `trec_eval -q -c -m all_trec` prints for these measures, at the warehouse's cutoffs.
 
-Reads through the read-only connection the command opened (the serving copy by default). Errors are InputErrors, raised before anything is written.
+Reads through the read-only connection the command opened (the serving copy by default). Errors are InputErrors,
+raised before anything is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import duckdb
@@ -30,16 +34,18 @@ from retrieval_metrics.warehouse import InputError, sql_literal
 
 TABLES = ("question_metrics", "run_metrics", "missed_relevant_docs", "measure_catalog", "question_measures",
           "run_measures")  # fmt: skip
-UNFILTERED = ("measure_catalog",)  # no collection_id / run_id: always written whole
+FILE_OPTIONS = {"csv": "format csv, header", "parquet": "format parquet", "jsonl": "format json"}
 MEASURE_WIDTH = 22  # trec_eval: "%-22s\t%s\t%.4f"
 
 
-def run_filter(collection_id: str | None, run_id: str | None) -> tuple[str, list[object]]:
-    """A where clause selecting the given collection and/or run, and its parameters."""
+def run_filter(collection_id: str | None, run_id: str | None, columns: Collection[str] | None = None
+               ) -> tuple[str, list[object]]:  # fmt: skip
+    """A where clause selecting the given collection and/or run (of a table with these `columns`: a filter on a
+    column it has not got is left out), and its parameters."""
     conditions = ["true"]
     params: list[object] = []
     for column, value in (("collection_id", collection_id), ("run_id", run_id)):
-        if value is not None:
+        if value is not None and (columns is None or column in columns):
             conditions.append(f"{column} = ?")
             params.append(value)
     return " and ".join(conditions), params
@@ -55,21 +61,33 @@ def describe(path: str, collection_id: str | None, run_id: str | None) -> str:
 
 
 def export_tables(
-    con: duckdb.DuckDBPyConnection, out_dir: Path, file_format: str, where: str, params: list[object]
-) -> list[Path]:
+    con: duckdb.DuckDBPyConnection, out_dir: Path, file_format: str, tables: Sequence[str],
+    collection_id: str | None, run_id: str | None,
+) -> list[Path]:  # fmt: skip
     """COPY each mart, filtered and ordered by all columns, to <out_dir>/<table>.<format>."""
+    columns = table_columns(con, tables)
+    unfilterable = [table for table in tables if run_id is not None and "collection_id" in columns[table]
+                    and "run_id" not in columns[table]]  # fmt: skip
+    if unfilterable:
+        raise InputError(f"--run-id: {', '.join(unfilterable)} has no runs; export it with --collection alone")
     out_dir.mkdir(parents=True, exist_ok=True)
-    options = "format parquet" if file_format == "parquet" else "format csv, header"
     written = []
-    for table in TABLES:
+    for table in tables:
         target = out_dir / f"{table}.{file_format}"
-        condition, values = ("true", []) if table in UNFILTERED else (where, params)
-        con.execute(
-            f"copy (select * from main.{table} where {condition} order by all) to {sql_literal(target)} ({options})",
-            values,
-        )
+        where, params = run_filter(collection_id, run_id, columns[table])
+        con.execute(f"copy (select * from main.{table} where {where} order by all) to {sql_literal(target)} "
+                    f"({FILE_OPTIONS[file_format]})", params)  # fmt: skip
         written.append(target)
     return written
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> dict[str, set[str]]:
+    rows = con.execute("select table_name, column_name from information_schema.columns where table_schema = 'main'"
+                       " and list_contains(?, table_name)", [list(tables)]).fetchall()  # fmt: skip
+    columns: dict[str, set[str]] = {table: set() for table in tables}
+    for table, column in rows:
+        columns[table].add(column)
+    return columns
 
 
 def trec_lines(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str, digits: int) -> list[str]:
@@ -110,8 +128,11 @@ def trec_lines(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str, 
     return lines
 
 
-def check_arguments(file_format: str, out: str, collection_id: str | None, run_id: str | None, digits: int) -> None:
+def check_arguments(file_format: str, out: str, collection_id: str | None, run_id: str | None, digits: int,
+                    tables: Sequence[str] = ()) -> None:  # fmt: skip
     """InputError for arguments that do not go together, before anything is opened."""
+    if tables and file_format == "trec":
+        raise InputError("--table is for --format csv, parquet or jsonl; --format trec writes one run's measures")
     if digits < 0 or digits > 17:
         raise InputError(f"--digits {digits} is out of range (0 to 17)")
     if file_format == "trec" and (collection_id is None or run_id is None):
@@ -128,16 +149,17 @@ def export(
     collection_id: str | None,
     run_id: str | None,
     digits: int = 4,
+    tables: Sequence[str] = (),
 ) -> str:
-    """Export from a built warehouse's marts (`source` names it in errors); returns what to report on stdout, or,
-    for --format trec to stdout (`out` "-"), the text."""
-    check_arguments(file_format, out, collection_id, run_id, digits)
+    """Export from a built warehouse's marts (`source` names it in errors): `tables`, else TABLES; returns what
+    to report on stdout, or, for --format trec to stdout (`out` "-"), the text."""
+    check_arguments(file_format, out, collection_id, run_id, digits, tables)
     where, params = run_filter(collection_id, run_id)
     (count,) = con.execute(f"select count(*) from main.question_metrics where {where}", params).fetchone()
     if count == 0:
         raise InputError(describe(source, collection_id, run_id))
     if file_format != "trec":
-        written = export_tables(con, Path(out), file_format, where, params)
+        written = export_tables(con, Path(out), file_format, tables or TABLES, collection_id, run_id)
         return "\n".join(f"wrote {target}" for target in written)
     assert collection_id is not None and run_id is not None
     text = "\n".join(trec_lines(con, collection_id, run_id, digits)) + "\n"

@@ -15,7 +15,7 @@ import duckdb
 
 from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_identifier, connect, transaction
 
-RUN_TABLES = ("rankings", "chunk_rankings", "question_latencies", "runs")
+RUN_TABLES = ("rankings", "chunk_rankings", "question_latencies", "judging_pools", "runs")
 COLLECTION_TABLES = ("qrels", "questions", "documents", "doc_embeddings", "collection_settings", "question_tags")
 REMOVALS_DDL = """
 create table if not exists raw.removals (

@@ -38,6 +38,7 @@ RAW_TABLES = {
     "chunk_rankings": "collection_id, run_id, question_id, rank",
     "collection_settings": "collection_id, setting, value",
     "question_tags": "collection_id, question_id, tag",
+    "judging_pools": "collection_id, run_id",
 }
 
 

@@ -91,6 +91,14 @@ create table if not exists raw.question_tags (
     question_id varchar not null,
     tag varchar not null
 );
+-- a collection's judging pool (`retrieval-metrics pool`): one row per run pooled, each with the pool's depth and
+-- method; replaced whole at each `pool` of the collection
+create table if not exists raw.judging_pools (
+    collection_id varchar not null,
+    run_id varchar not null,
+    pool_depth integer not null,
+    pool_method varchar not null
+);
 -- a collection's own evaluation settings (`retrieval-metrics settings`), one row per value: k_values has one
 -- row per cutoff
 create table if not exists raw.collection_settings (
@@ -155,7 +163,7 @@ def connect(
 # the marts the readers (scorecard, report, export) need, in the order of models/marts/_marts__models.yml
 MARTS = ("question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "measure_catalog",
          "question_measures", "run_measures", "question_comparisons", "run_comparisons", "run_tag_measures",
-         "run_tag_comparisons")  # fmt: skip
+         "run_tag_comparisons", "judging_queue", "judging_pool_coverage")  # fmt: skip
 
 
 def open_existing(path: Path) -> duckdb.DuckDBPyConnection:

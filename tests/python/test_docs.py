@@ -10,9 +10,7 @@ import yaml
 
 from conftest import REPO_ROOT, Warehouse
 
-MARTS = ["question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "measure_catalog",
-         "question_measures", "run_measures", "question_comparisons", "run_comparisons"]
-
+from retrieval_metrics.warehouse import MARTS
 
 @pytest.fixture(scope="module")
 def documented_models() -> dict[str, dict]:
