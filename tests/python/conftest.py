@@ -77,7 +77,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None, child: bool = False) 
 # The commands a test runs in its own process (cli_in_process): those that start no thread of their own and load no
 # model (rank runs a plug-in's searches on a thread it may leave behind, and the dense retriever loads torch; bi and
 # bench start servers and children), and rank with one of the lexical built-in retrievers.
-IN_PROCESS_COMMANDS = {"build", "import", "settings", "remove", "export", "query", "scorecard", "fuse", "report"}
+IN_PROCESS_COMMANDS = {"build", "import", "settings", "pool", "remove", "export", "query", "scorecard", "fuse", "report"}
 
 
 def runs_in_process(args: tuple[str, ...]) -> bool:
