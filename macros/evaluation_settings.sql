@@ -62,6 +62,15 @@
     {{ return(number) }}
 {%- endmacro %}
 
+{#- The qrels version the measures use: latest, or a version number (0: the base judgments). -#}
+{% macro qrels_version() -%}
+    {%- set text = var('qrels_version') | string | trim | lower -%}
+    {%- if text != 'latest' and not text.isdigit() -%}
+        {{ exceptions.raise_compiler_error("var qrels_version: " ~ text ~ " is not latest or a version number >= 0") }}
+    {%- endif -%}
+    {{ return(text if text == 'latest' else text | int) }}
+{%- endmacro %}
+
 {% macro integer_var(name, minimum) -%}
     {%- set text = var(name) | string | trim -%}
     {%- set digits = text[1:] if text.startswith('-') else text -%}

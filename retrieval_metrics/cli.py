@@ -76,6 +76,8 @@ def queued(args: argparse.Namespace, database: Path, what: str) -> AbstractConte
 def import_(args: argparse.Namespace) -> str:
     from retrieval_metrics.importing import ImportRequest, import_collection
 
+    if args.judgments is not None or args.judge is not None:
+        return import_judgments(args)
     request = ImportRequest(args.collection, args.qrels, args.beir, args.split, args.run, args.run_id, args.chunks,
                             tags=args.tags)  # fmt: skip
     desc = f"{PROG} import"
@@ -87,6 +89,22 @@ def import_(args: argparse.Namespace) -> str:
         if not args.build:
             return f"collection {args.collection}: {import_collection(database, request, desc)}"
         return import_and_build(request, database, desc, args.vars)
+
+
+def import_judgments(args: argparse.Namespace) -> str:
+    """import --judgments FILE [--judge NAME] [--build]: the collection's next qrels version."""
+    from retrieval_metrics.judgments import import_judgments as append_version
+
+    if args.judgments is None:
+        raise InputError("--judge goes with --judgments: it names who made them")
+    if args.qrels or args.beir or args.run or args.tags:
+        raise InputError("--judgments is imported on its own: not with --qrels, --beir, --run or --tags")
+    database = database_path(args.db)
+    with queued(args, database, f"import judgments into {args.collection}"):
+        line = append_version(database, args.collection, args.judgments, args.judge or "human")
+        if not args.build:
+            return line
+        return f"{line}; {build_database(database, ['--vars', args.vars] if args.vars else [])}"
 
 
 def build(args: argparse.Namespace) -> str:
@@ -298,6 +316,10 @@ def parser() -> Parser:
                            "the default) or their sum (sump)")
     importing.add_argument("--tags", type=Path, help="the questions' tags, the slices the marts report on: a file of "
                            "`question_id tag` lines; replaces the collection's tags")
+    importing.add_argument("--judgments", type=Path, metavar="FILE",
+                           help="labels as the collection's next qrels version: CSV or JSON Lines with question_id, "
+                           "doc_id, grade (judge, note optional), or TREC qrels (docs/judging.md)")
+    importing.add_argument("--judge", help="with --judgments: who judged (default: human), for rows that name none")
     importing.add_argument("--build", action="store_true",
                            help="then build what depends on it and publish the serving copy, in this process")
     importing.add_argument("--vars", help="with --build: dbt vars for the build, e.g. '{k_values: [1, 10]}'")

@@ -34,7 +34,7 @@ RULES = {
     "preset": one_of(*PRESETS),
     **{name: VAR_RULES[name] for name in
        ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade",
-        "rbp_persistence", "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
+        "rbp_persistence", "qrels_version", "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
         "gated_measures"]},
 }  # fmt: skip
 LISTS = {"k_values", "gated_run_ids", "gated_measures"}  # stored one row per item
@@ -55,6 +55,9 @@ def values_of(setting: str, value: object) -> list[str]:
         return [repr(float(str(value).strip()))]  # 0.90 and .9 are 0.9
     if setting in {"judged_docs_only", "ignore_identical_ids"}:
         return [str(value).strip().lower()]
+    if setting == "qrels_version":
+        text = str(value).strip().lower()
+        return [text if text == "latest" else str(int(text))]
     return [str(value)]
 
 
@@ -123,6 +126,12 @@ def check_value(con: duckdb.DuckDBPyConnection, collection_id: str, setting: str
                 having = f"its runs: {', '.join(runs)}" if runs else "it has no runs yet"
                 raise InputError(f"collection {collection_id!r}: setting {setting}: {run_id!r} is not a run of "
                                  f"the collection ({having})")  # fmt: skip
+    if setting == "qrels_version" and values != ["latest"]:
+        (latest,) = con.execute("select coalesce(max(qrels_version), 0) from raw.judgments where collection_id = ?",
+                                [collection_id]).fetchone() or (0,)  # fmt: skip
+        if int(values[0]) > latest:
+            raise InputError(f"collection {collection_id!r}: setting qrels_version: {values[0]} is not a version of "
+                             f"its judgments (0 to {latest}; import --judgments adds the next)")  # fmt: skip
     return values
 
 

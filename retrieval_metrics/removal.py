@@ -16,7 +16,8 @@ import duckdb
 from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_identifier, connect, transaction
 
 RUN_TABLES = ("rankings", "chunk_rankings", "question_latencies", "judging_pools", "runs")
-COLLECTION_TABLES = ("qrels", "questions", "documents", "doc_embeddings", "collection_settings", "question_tags")
+COLLECTION_TABLES = ("qrels", "judgments", "judgment_versions", "questions", "documents", "doc_embeddings",
+                     "collection_settings", "question_tags")  # fmt: skip
 REMOVALS_DDL = """
 create table if not exists raw.removals (
     collection_id varchar not null,
@@ -55,7 +56,7 @@ def remove(database: Path, collection_id: str, run_id: str | None = None, judgme
             if runs:
                 raise InputError(f"collection {collection_id!r} still has runs that are scored against its judgments "
                                  f"({', '.join(runs)}): remove them first, or the whole collection with --all")  # fmt: skip
-            rows = delete(con, ("qrels",), "collection_id = ?", [collection_id])
+            rows = delete(con, ("qrels", "judgments", "judgment_versions"), "collection_id = ?", [collection_id])
             if not rows:
                 raise InputError(f"collection {collection_id!r} has no judgments to remove")
             # the tags of questions known only from the judgments go with them

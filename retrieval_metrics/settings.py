@@ -83,6 +83,14 @@ def identifiers(value: object) -> str | None:
     return f"holds {bad[0]!r}, not a run id" if bad else None
 
 
+def version(value: object) -> str | None:
+    """latest, or a qrels version number >= 0 (qrels_version)."""
+    text = str(value).strip().lower()
+    if text == "latest" or (text.isdigit() and int(text) <= MAX_INTEGER):
+        return None
+    return "is not latest or a version number >= 0"
+
+
 MEASURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")  # as measure_catalog names them: ndcg_cut_10, ERR@10, 11pt_avg
 
 
@@ -101,6 +109,7 @@ RULES: dict[str, Rule] = {
     "iprec_rule": one_of("trec_eval_9", "trec_eval_10"),
     "err_max_grade": integer(1, MAX_INTEGER),
     "rbp_persistence": probability,
+    "qrels_version": version,
     "bootstrap_resamples": integer(1, MAX_INTEGER),
     "bootstrap_seed": integer(0, MAX_BIGINT),
     "max_outranking_docs_listed": integer(0),

@@ -39,6 +39,7 @@ RAW_TABLES = {
     "collection_settings": "collection_id, setting, value",
     "question_tags": "collection_id, question_id, tag",
     "judging_pools": "collection_id, run_id",
+    "judgments": "collection_id, qrels_version, question_id, doc_id",
 }
 
 

@@ -91,6 +91,31 @@ create table if not exists raw.question_tags (
     question_id varchar not null,
     tag varchar not null
 );
+-- judgments imported as versions of a collection's qrels (`retrieval-metrics import --judgments`): append-only,
+-- one row per judgment of each version; for a pair, a person's grade (judge_kind 'human') supersedes an
+-- automatic judge's, and a later version's the earlier ones of the same kind (int_qrels_unioned)
+create table if not exists raw.judgments (
+    collection_id varchar not null,
+    qrels_version integer not null,
+    question_id varchar not null,
+    doc_id varchar not null,
+    grade integer not null,
+    judge varchar not null,
+    judge_kind varchar not null,
+    note varchar
+);
+-- one row per qrels version: when, by whom, from what, and what it changed
+create table if not exists raw.judgment_versions (
+    collection_id varchar not null,
+    qrels_version integer not null,
+    created_at timestamp not null,
+    judge varchar not null,
+    judge_kind varchar not null,
+    source varchar not null,
+    n_judgments integer not null,
+    n_new integer not null,
+    n_changed integer not null
+);
 -- a collection's judging pool (`retrieval-metrics pool`): one row per run pooled, each with the pool's depth and
 -- method; replaced whole at each `pool` of the collection
 create table if not exists raw.judging_pools (

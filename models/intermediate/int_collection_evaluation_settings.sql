@@ -26,12 +26,28 @@ one_valued as (
         max(case when setting = 'ignore_identical_ids' then value end) = 'true' as ignore_identical_ids,
         max(case when setting = 'err_max_grade' then cast(value as integer) end) as err_max_grade,
         max(case when setting = 'rbp_persistence' then value end) as rbp_persistence,
+        max(case when setting = 'qrels_version' then value end) as qrels_version,
         max(case when setting = 'iprec_rule' then value end) as iprec_rule,
         max(case when setting = 'bootstrap_resamples' then cast(value as integer) end) as bootstrap_resamples,
         max(case when setting = 'bootstrap_seed' then cast(value as bigint) end) as bootstrap_seed
     from settings
     where setting not in ('k_values', 'gated_run_ids', 'gated_measures')
     group by collection_id
+),
+
+-- the qrels version the measures use: the collection's latest for latest (0 before any import --judgments), else
+-- the one named
+versions as (
+    select
+        one_valued.collection_id,
+        case
+            when one_valued.qrels_version = 'latest' then coalesce(max(judgments.qrels_version), 0)
+            else cast(one_valued.qrels_version as integer)
+        end as qrels_version
+    from one_valued
+    left join {{ ref('stg_raw__judgments') }} as judgments
+        on one_valued.collection_id = judgments.collection_id
+    group by one_valued.collection_id, one_valued.qrels_version
 )
 
 select
@@ -44,6 +60,7 @@ select
     cast(one_valued.ignore_identical_ids as boolean) as ignore_identical_ids,
     cast(one_valued.err_max_grade as integer) as err_max_grade,
     cast(one_valued.rbp_persistence as double) as rbp_persistence,
+    cast(versions.qrels_version as integer) as qrels_version,
     cast(one_valued.iprec_rule as string) as iprec_rule,
     cast(one_valued.bootstrap_resamples as integer) as bootstrap_resamples,
     cast(one_valued.bootstrap_seed as bigint) as bootstrap_seed,
@@ -56,9 +73,12 @@ select
         '", "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
         ', "k_values": [', cutoffs.k_list,
         '], "preset": ', case when one_valued.preset is null then 'null' else concat('"', one_valued.preset, '"') end,
+        ', "qrels_version": ', cast(versions.qrels_version as string),
         ', "rbp_persistence": ', one_valued.rbp_persistence,
         ', "relevance_level": ', cast(one_valued.relevance_level as string), '}'
     ) as string) as evaluation_settings
 from one_valued
 inner join cutoffs
     on one_valued.collection_id = cutoffs.collection_id
+inner join versions
+    on one_valued.collection_id = versions.collection_id

@@ -5,7 +5,11 @@
 -- nothing gated), every other setting one row. A setting's values all come from one place.
 
 with collections as (
-    select collection_id from {{ ref('int_qrels_unioned') }}
+    select collection_id from {{ ref('stg_seeds__golden_qrels') }}
+    union
+    select collection_id from {{ ref('stg_raw__qrels') }}
+    union
+    select collection_id from {{ ref('stg_raw__judgments') }}
     union
     select collection_id from {{ ref('int_questions_unioned') }}
 ),
@@ -41,6 +45,7 @@ own as (
     ('iprec_rule', iprec_rule()),
     ('err_max_grade', err_max_grade()),
     ('rbp_persistence', rbp_persistence()),
+    ('qrels_version', qrels_version()),
     ('bootstrap_resamples', integer_var('bootstrap_resamples', 1)),
     ('bootstrap_seed', integer_var('bootstrap_seed', 0)),
 ]) %}
