@@ -346,7 +346,7 @@ def parser() -> Parser:
     add_writer_options(removing)
 
     setting = command("settings", settings, "show or set a collection's own settings (k_values, baseline_run_id, "
-                      "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, "
+                      "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, qrels_version, "
                       "ignore_identical_ids, iprec_rule) or preset; the next build recomputes that collection only")
     setting.add_argument("--collection", required=True, help="the collection")
     setting.add_argument("--preset", help="follow a community's conventions (lesson, trec-dl, msmarco-passage, beir, "

@@ -157,7 +157,8 @@ class InProcessDbt:
 
     def args(self, command: str, *rest: str) -> list[str]:
         project = str(project_dir())
-        return [command, "--project-dir", project, "--profiles-dir", project, *rest]
+        colors = [] if sys.stdout.isatty() else ["--no-use-colors"]  # no escape codes in a pipe or a file
+        return [command, "--project-dir", project, "--profiles-dir", project, *colors, *rest]
 
     def load(self, dbt_args: Sequence[str] = ()) -> None:
         """Parse the project with `dbt_args` (the build's --vars: other vars would make dbt parse again)."""

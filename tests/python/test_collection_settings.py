@@ -76,7 +76,7 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
     assert given.stdout.strip() == (
         "retrieval-metrics settings: collection gen: preset trec-dl (set here); k_values 10, 100, 1000 (set here); "
         "baseline_run_id run0 (set here); relevance_level 2 (set here); averaging all_questions (set here); "
-        "judged_docs_only false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); "
+        "judged_docs_only false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); "
         "ignore_identical_ids false (set here); "
         "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
         "gated_run_ids none (not gated); gated_measures none (not gated)"
@@ -99,10 +99,10 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
                   '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [1, 2, 3], '
-                  '"preset": "lesson", "rbp_persistence": 0.9, "relevance_level": 1}',
+                  '"preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1}',
         "gen": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
                '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [10, 100, 1000], '
-               '"preset": "trec-dl", "rbp_persistence": 0.9, "relevance_level": 2}',
+               '"preset": "trec-dl", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 2}',
     }  # fmt: skip
     assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
                           "from intermediate.int_collection_settings group by all order by all") == [
@@ -114,12 +114,14 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("docent", "ignore_identical_ids", ["false"], "seed"),
         ("docent", "iprec_rule", ["trec_eval_9"], "seed"), ("docent", "judged_docs_only", ["false"], "seed"),
         ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "preset", ["lesson"], "seed"),
+        ("docent", "qrels_version", ["latest"], "var"),
         ("docent", "rbp_persistence", ["0.9"], "var"), ("docent", "relevance_level", ["1"], "seed"),
         ("gen", "averaging", ["all_questions"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
         ("gen", "bootstrap_resamples", ["500"], "warehouse"), ("gen", "bootstrap_seed", ["20261203"], "var"),
         ("gen", "err_max_grade", ["4"], "var"), ("gen", "ignore_identical_ids", ["false"], "warehouse"),
         ("gen", "iprec_rule", ["trec_eval_9"], "warehouse"), ("gen", "judged_docs_only", ["false"], "warehouse"),
         ("gen", "k_values", ["10", "100", "1000"], "warehouse"), ("gen", "preset", ["trec-dl"], "warehouse"),
+        ("gen", "qrels_version", ["latest"], "var"),
         ("gen", "rbp_persistence", ["0.9"], "var"), ("gen", "relevance_level", ["2"], "warehouse"),
     ]  # fmt: skip
 
@@ -203,7 +205,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
     line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None, relevance_level=None)
     assert line == ("collection gen: preset trec-dl (set here); k_values 1, 2, 3 (the var's); baseline_run_id run0 "
                     "(set here); relevance_level 1 (the var's); averaging all_questions (set here); judged_docs_only "
-                    "false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); ignore_identical_ids false "
+                    "false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); ignore_identical_ids false "
                     "(set here); "
                     "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 "
                     "(the var's); gated_run_ids none (not gated); gated_measures none (not gated)")  # fmt: skip
@@ -211,7 +213,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); "
         "baseline_run_id keyword_overlap (the seed's); "
         "relevance_level 1 (the seed's); averaging all_questions (the seed's); judged_docs_only false (the seed's); "
-        "err_max_grade 4 (the seed's); rbp_persistence 0.9 (the var's); ignore_identical_ids false (the seed's); "
+        "err_max_grade 4 (the seed's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); ignore_identical_ids false (the seed's); "
         "iprec_rule trec_eval_9 (the seed's); "
         "bootstrap_resamples 1000 (the var's); bootstrap_seed 20261203 (the var's); gated_run_ids bm25, "
         "keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's)"
@@ -229,10 +231,10 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
                   '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [1, 2, 3], '
-                  '"preset": "lesson", "rbp_persistence": 0.9, "relevance_level": 1}',
+                  '"preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1}',
         "gen": '{"averaging": "retrieved_only", "err_max_grade": 4, "ignore_identical_ids": false, '
                '"iprec_rule": "trec_eval_9", "judged_docs_only": true, "k_values": [4, 8], '
-               '"preset": null, "rbp_persistence": 0.9, "relevance_level": 3}',
+               '"preset": null, "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 3}',
     }  # fmt: skip
 
 
@@ -247,8 +249,8 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
         (["--collection", "gen", "--set", "relevance=2"],
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, baseline_run_id, "
-         "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, ignore_identical_ids, iprec_rule, "
-         "bootstrap_resamples, bootstrap_seed, gated_run_ids, gated_measures)"),
+         "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, qrels_version, "
+         "ignore_identical_ids, iprec_rule, bootstrap_resamples, bootstrap_seed, gated_run_ids, gated_measures)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl, msmarco-passage, beir, trec-rag"),
         (["--collection", "gen", "--set", "relevance_level=-1"],

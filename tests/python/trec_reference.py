@@ -191,7 +191,7 @@ class Settings:
         return {
             "averaging": self.averaging, "err_max_grade": self.err_max_grade,
             "ignore_identical_ids": self.ignore_identical_ids, "iprec_rule": "trec_eval_9",
-            "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None,
+            "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None, "qrels_version": 0,
             "rbp_persistence": self.rbp_persistence, "relevance_level": self.relevance_level,
         }  # fmt: skip
 
