@@ -27,7 +27,7 @@ from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_ide
 
 GRADE = re.compile(r"^-?[0-9]+$")
 COLUMNS = ("question_id", "doc_id", "grade")  # required; judge and note are optional
-HUMAN, AUTOMATIC = "human", "automatic"
+HUMAN = "human"  # judge_kind of a label file's judgments: int_qrels_unioned puts them above any other kind
 
 
 @dataclass(frozen=True)
