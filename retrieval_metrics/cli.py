@@ -99,6 +99,8 @@ def import_judgments(args: argparse.Namespace) -> str:
         raise InputError("--judge goes with --judgments: it names who made them")
     if args.qrels or args.beir or args.run or args.tags:
         raise InputError("--judgments is imported on its own: not with --qrels, --beir, --run or --tags")
+    if args.vars and not args.build:
+        raise InputError("--vars goes with --build: they are the build's dbt vars")
     database = database_path(args.db)
     with queued(args, database, f"import judgments into {args.collection}"):
         line = append_version(database, args.collection, args.judgments, args.judge or "human")
