@@ -8,27 +8,9 @@ with pools as (
     group by collection_id
 ),
 
-settings as (
-    select collection_id, ignore_identical_ids
-    from {{ ref('int_collection_evaluation_settings') }}
-),
-
--- every run's rankings in a pooled collection, as the measures see them (see judging_queue)
+-- every run's rankings in a pooled collection, as the measures see them
 rankings as (
-    select
-        rankings.collection_id,
-        rankings.run_id,
-        rankings.question_id,
-        rankings.doc_id,
-        row_number() over (
-            partition by rankings.collection_id, rankings.run_id, rankings.question_id order by rankings.rank
-        ) as rank
-    from {{ ref('stg_raw__rankings') }} as rankings
-    inner join pools
-        on rankings.collection_id = pools.collection_id
-    inner join settings
-        on rankings.collection_id = settings.collection_id
-    where not (settings.ignore_identical_ids and rankings.doc_id = rankings.question_id)
+    {{ rankings_as_measured('pools', ['collection_id']) }}
 ),
 
 top_of_pool_depth as (

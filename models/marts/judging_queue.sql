@@ -6,42 +6,23 @@ with pool_runs as (
     select * from {{ ref('stg_raw__judging_pools') }}
 ),
 
-settings as (
-    select collection_id, ignore_identical_ids, rbp_persistence
-    from {{ ref('int_collection_evaluation_settings') }}
-),
-
--- the pool runs' rankings as the measures see them: under ignore_identical_ids, without the question's own id
--- (the rest move up)
 pool_rankings as (
-    select
-        rankings.collection_id,
-        rankings.run_id,
-        rankings.question_id,
-        rankings.doc_id,
-        row_number() over (
-            partition by rankings.collection_id, rankings.run_id, rankings.question_id order by rankings.rank
-        ) as rank,
-        pool_runs.pool_depth,
-        pool_runs.pool_method,
-        settings.rbp_persistence
-    from {{ ref('stg_raw__rankings') }} as rankings
-    inner join pool_runs
-        on rankings.collection_id = pool_runs.collection_id
-        and rankings.run_id = pool_runs.run_id
-    inner join settings
-        on rankings.collection_id = settings.collection_id
-    where not (settings.ignore_identical_ids and rankings.doc_id = rankings.question_id)
+    {{ rankings_as_measured('pool_runs', ['collection_id', 'run_id']) }}
 ),
 
 unjudged as (
-    select pool_rankings.*
+    select pool_rankings.*, pool_runs.pool_depth, pool_runs.pool_method, settings.rbp_persistence
     from pool_rankings
+    inner join pool_runs
+        on pool_rankings.collection_id = pool_runs.collection_id
+        and pool_rankings.run_id = pool_runs.run_id
+    inner join {{ ref('int_collection_evaluation_settings') }} as settings
+        on pool_rankings.collection_id = settings.collection_id
     left join {{ ref('int_qrels_unioned') }} as judged
         on pool_rankings.collection_id = judged.collection_id
         and pool_rankings.question_id = judged.question_id
         and pool_rankings.doc_id = judged.doc_id
-    where pool_rankings.rank <= pool_rankings.pool_depth
+    where pool_rankings.rank <= pool_runs.pool_depth
         and judged.doc_id is null
 ),
 
