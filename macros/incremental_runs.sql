@@ -46,6 +46,18 @@
         settings_version varchar not null,
         invocation_id varchar not null
     );
+    create table if not exists build_state.run_means_by_qrels_version (
+        collection_id varchar not null,
+        run_id varchar not null,
+        run_version varchar not null,
+        qrels_version integer not null,
+        judgments_hash varchar not null,
+        settings_key varchar not null,
+        measure varchar not null,
+        k integer,
+        measure_name varchar not null,
+        value double
+    );
     {%- endif -%}
 {% endmacro %}
 

@@ -47,6 +47,7 @@ versioned as (
         runs.run_id,
         runs.run_version,
         settings_versions.baseline_run_id,
+        coalesce(judgment_versions.judgments_hash, 'none') as judgments_hash,
         concat_ws(
             '/', coalesce(judgment_versions.judgments_hash, 'none'), coalesce(question_versions.questions_hash, 'none'),
             coalesce(settings_versions.settings_hash, 'none'), coalesce(tag_versions.tags_hash, 'none')
@@ -68,5 +69,6 @@ select
     cast(md5(concat_ws('|', run_version, collection_version)) as string) as fingerprint,
     cast(run_version as string) as run_version,
     cast(collection_version as string) as collection_version,
-    cast(baseline_run_id as string) as baseline_run_id
+    cast(baseline_run_id as string) as baseline_run_id,
+    cast(judgments_hash as string) as judgments_hash
 from versioned

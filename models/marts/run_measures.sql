@@ -1,3 +1,6 @@
+-- besides the hooks of every per-run model: keep the means of each qrels version measured
+{{ config(post_hook="{{ record_run_means_by_qrels_version() }}") }}
+
 -- One row per (collection, run, measure[, k]): the run's value of every measure of the registry over its
 -- averaged questions (the collection's averaging), with a 95% bootstrap interval, and the settings it was computed with.
 -- Aggregations as trec_eval's `all` line: the mean, the sum (num_ret, num_rel, num_rel_ret), or the geometric
