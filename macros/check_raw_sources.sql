@@ -24,7 +24,8 @@
     {%- if directory -%}
         {%- do run_query('create schema if not exists raw') -%}
         {%- for table in ['runs', 'rankings', 'documents', 'questions', 'qrels', 'question_latencies', 'chunk_rankings',
-                          'collection_settings', 'question_tags', 'judging_pools', 'judgments'] -%}
+                          'collection_settings', 'question_tags', 'judging_pools', 'judgments',
+                          'judgment_versions'] -%}
             {%- do run_query('drop table if exists raw.' ~ table) -%}
             {%- do run_query("create table raw." ~ table ~ " using parquet location '" ~ directory ~ "/" ~ table ~ ".parquet'") -%}
         {%- endfor -%}

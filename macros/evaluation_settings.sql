@@ -71,6 +71,17 @@
     {{ return(text if text == 'latest' else text | int) }}
 {%- endmacro %}
 
+{#- The judge gate: none, or the Cohen's kappa an automatic judge must reach (-1 to 1), as its setting stores it. -#}
+{% macro min_judge_kappa() -%}
+    {%- set text = var('min_judge_kappa') | string | trim | lower -%}
+    {%- if text == 'none' -%}{{ return(text) }}{%- endif -%}
+    {%- set number = text | float(-2) -%}
+    {%- if not (-1 <= number <= 1) -%}
+        {{ exceptions.raise_compiler_error("var min_judge_kappa: " ~ text ~ " is not none or a number from -1 to 1") }}
+    {%- endif -%}
+    {{ return(number) }}
+{%- endmacro %}
+
 {% macro integer_var(name, minimum) -%}
     {%- set text = var(name) | string | trim -%}
     {%- set digits = text[1:] if text.startswith('-') else text -%}

@@ -7,6 +7,7 @@ one line the command prints.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -106,17 +107,22 @@ def build_paths(database: Path) -> tuple[Path, Path]:
 
 
 def add_missing_raw_tables(database: Path) -> None:
-    """Create the raw tables (dbt sources) a warehouse written by an earlier version lacks (each write command
-    creates them all), so that its first build with this version finds every source. A warehouse never written
-    is left to dbt's one-line refusal (macros/check_raw_sources.sql)."""
+    """Create the raw tables (dbt sources) and columns a warehouse written by an earlier version lacks (each
+    write command creates them all: RAW_SCHEMA_DDL), so that its first build with this version finds every
+    source and column. A warehouse never written is left to dbt's one-line refusal (macros/check_raw_sources.sql)."""
+    from retrieval_metrics.warehouse import RAW_SCHEMA_DDL
+
     if not database.exists():
         return
     with connect(database, read_only=True) as con:
         present = {name for (name,) in con.execute(
             "select table_name from duckdb_tables() where schema_name = 'raw'").fetchall()}  # fmt: skip
-    if "runs" in present and raw_sources() - present:
+        columns = set(con.execute("select table_name, column_name from duckdb_columns() where schema_name = 'raw'"
+                                  ).fetchall())  # fmt: skip
+    added = set(re.findall(r"alter table raw\.(\w+) add column if not exists (\w+)", RAW_SCHEMA_DDL))
+    if "runs" in present and (raw_sources() - present or added - columns):
         with connect(database) as con, transaction(con):
-            pass  # the transaction creates the raw tables that are missing
+            pass  # the transaction creates the raw tables and columns that are missing
 
 
 def check_unlocked(database: Path) -> None:

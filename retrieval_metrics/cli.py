@@ -206,6 +206,21 @@ def pool(args: argparse.Namespace) -> str:
             f"{built}\n{summary}")  # fmt: skip
 
 
+def judge(args: argparse.Namespace) -> str:
+    """judge --collection C --judge package.module:name [--build]: an automatic judge's qrels version."""
+    from retrieval_metrics.judging import JudgeRequest, judge_collection
+    from retrieval_metrics.plugins import parse_params
+
+    request = JudgeRequest(args.collection, args.judge, parse_params(args.param), args.pairs, args.limit, args.timeout)
+    request.check()
+    database = database_path(args.db)
+    with queued(args, database, f"judge {args.collection}" + (" and build" if args.build else "")):
+        line = judge_collection(database, request)
+        if not args.build:
+            return line
+        return f"{line}; {build_database(database, [])}"
+
+
 def scorecard(args: argparse.Namespace) -> str:
     from retrieval_metrics.scorecard import scorecard as render
 
@@ -349,7 +364,7 @@ def parser() -> Parser:
 
     setting = command("settings", settings, "show or set a collection's own settings (k_values, baseline_run_id, "
                       "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, qrels_version, "
-                      "ignore_identical_ids, iprec_rule) or preset; the next build recomputes that collection only")
+                      "ignore_identical_ids, iprec_rule, min_judge_kappa) or preset; the next build recomputes that collection only")
     setting.add_argument("--collection", required=True, help="the collection")
     setting.add_argument("--preset", help="follow a community's conventions (lesson, trec-dl, msmarco-passage, beir, "
                          "trec-rag): its settings, but for those --set gives, and its headline measures")
@@ -370,6 +385,26 @@ def parser() -> Parser:
                          help="the order of a question's queue: depth (best rank; the default), rrf (summed "
                          "1/(60 + rank)) or rbp (summed RBP weight at the collection's rbp_persistence)")
     add_writer_options(pooling)
+
+    judging = command("judge", judge, "grade a collection's judging_queue (or its judged pairs) with your own "
+                      "automatic judge, package.module:name, as its next qrels version (docs/judging.md)")
+    judging.add_argument("--collection", required=True, help="the collection")
+    judging.add_argument("--judge", required=True, metavar="NAME",
+                         help="the judge plug-in, package.module:name: built once with the --param pairs, then "
+                         "judge(item) per pair")
+    judging.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                         help="a judge's parameter (repeatable); JSON values are read as JSON, recorded in "
+                         "raw.judgment_versions")
+    judging.add_argument("--timeout", type=float, default=SEARCH_TIMEOUT, metavar="SECONDS",
+                         help=f"how long each judge call may take (default {SEARCH_TIMEOUT:g}); a call that takes "
+                         "longer fails the command, which writes nothing")
+    judging.add_argument("--pairs", default="queue", choices=["queue", "judged"],
+                         help="queue: the collection's judging_queue (after `pool`; the default); judged: every pair "
+                         "with a base or a person's grade, to measure the judge's agreement with people")
+    judging.add_argument("--limit", type=int, metavar="N", help="judge the first N pairs only")
+    judging.add_argument("--build", action="store_true",
+                         help="then build what depends on it and publish the serving copy, in this process")
+    add_writer_options(judging)
 
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read "
                        "(--target spark: on Spark, from $RETRIEVAL_DB's raw tables)")

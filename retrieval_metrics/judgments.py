@@ -17,8 +17,10 @@ from __future__ import annotations
 import csv
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import duckdb
 
@@ -153,13 +155,15 @@ def import_judgments(database: Path, collection_id: str, path: Path, judge: str)
                                  "where collection_id = ?", [collection_id]).fetchone()  # fmt: skip
         new, changed = changes(con, collection_id, judgments)
         con.execute(
-            "insert into raw.judgments select ?, ?, unnest(?::varchar[]), unnest(?::varchar[]), "
-            "unnest(?::integer[]), unnest(?::varchar[]), ?, unnest(?::varchar[])",
+            "insert into raw.judgments (collection_id, qrels_version, question_id, doc_id, grade, judge, judge_kind, "
+            "note) select ?, ?, unnest(?::varchar[]), unnest(?::varchar[]), unnest(?::integer[]), "
+            "unnest(?::varchar[]), ?, unnest(?::varchar[])",
             [collection_id, version, [j.question_id for j in judgments], [j.doc_id for j in judgments],
              [j.grade for j in judgments], [j.judge for j in judgments], HUMAN, [j.note for j in judgments]],
         )  # fmt: skip
         con.execute(
-            "insert into raw.judgment_versions values (?, ?, cast(now() at time zone 'UTC' as timestamp), ?, ?, ?, "
+            "insert into raw.judgment_versions (collection_id, qrels_version, created_at, judge, judge_kind, source, "
+            "n_judgments, n_new, n_changed) values (?, ?, cast(now() at time zone 'UTC' as timestamp), ?, ?, ?, "
             "?, ?, ?)",
             [collection_id, version, judge.strip(), HUMAN, str(path), len(judgments), new, changed],
         )
@@ -191,21 +195,39 @@ def check_known(con: duckdb.DuckDBPyConnection, collection_id: str, path: Path, 
                              f"{collection_id!r}")  # fmt: skip
 
 
-def changes(con: duckdb.DuckDBPyConnection, collection_id: str, judgments: list[Judgment]) -> tuple[int, int]:
-    """How many of the judgments are of pairs without any judgment yet, and how many give a pair another grade
-    than the one the measures use now (at the latest version)."""
-    current = dict(((q, d), g) for q, d, g in con.execute(
+class Graded(Protocol):
+    """What changes() reads of a judgment: a label file's (Judgment) or an automatic judge's."""
+
+    @property
+    def question_id(self) -> str: ...
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def grade(self) -> int: ...
+
+
+def changes(
+    con: duckdb.DuckDBPyConnection, collection_id: str, judgments: Sequence[Graded], judge_kind: str = HUMAN
+) -> tuple[int, int]:
+    """How many of the judgments are of pairs without any judgment yet, and how many change the grade the
+    measures use at the latest version: by int_qrels_unioned's precedence (people's label files, then the base
+    qrels, then automatic judges), a person's grade always can, an automatic judge's only where no person graded."""
+    current = {(q, d): (g, p) for q, d, g, p in con.execute(
         """
-        with latest as (
-            select question_id, doc_id, grade from raw.judgments where collection_id = $c
-            qualify row_number() over (partition by question_id, doc_id
-                order by case when judge_kind = 'human' then 0 else 1 end, qrels_version desc) = 1
-        ),
-        base as (select question_id, doc_id, relevance from raw.qrels where collection_id = $c)
-        select coalesce(latest.question_id, base.question_id), coalesce(latest.doc_id, base.doc_id),
-            coalesce(latest.grade, base.relevance)
-        from base full outer join latest on base.question_id = latest.question_id and base.doc_id = latest.doc_id
-        """, {"c": collection_id}).fetchall())  # fmt: skip
+        with candidates as (
+            select question_id, doc_id, relevance as grade, 1 as precedence, 0 as qrels_version from raw.qrels
+            where collection_id = $c
+            union all
+            select question_id, doc_id, grade, case when judge_kind = 'human' then 0 else 2 end, qrels_version
+            from raw.judgments where collection_id = $c
+        )
+        select question_id, doc_id, grade, precedence from candidates
+        qualify row_number() over (partition by question_id, doc_id order by precedence, qrels_version desc) = 1
+        """, {"c": collection_id}).fetchall()}  # fmt: skip
+    replaceable = {0, 1, 2} if judge_kind == HUMAN else {2}  # the precedences of the grades this kind replaces
     new = sum((j.question_id, j.doc_id) not in current for j in judgments)
-    changed = sum(current.get((j.question_id, j.doc_id), j.grade) != j.grade for j in judgments)
+    changed = 0
+    for j in judgments:
+        grade, precedence = current.get((j.question_id, j.doc_id), (j.grade, 2))
+        changed += precedence in replaceable and grade != j.grade
     return new, changed

@@ -35,7 +35,7 @@ RULES = {
     **{name: VAR_RULES[name] for name in
        ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade",
         "rbp_persistence", "qrels_version", "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
-        "gated_measures"]},
+        "gated_measures", "min_judge_kappa"]},
 }  # fmt: skip
 LISTS = {"k_values", "gated_run_ids", "gated_measures"}  # stored one row per item
 GATE = {"gated_run_ids", "gated_measures"}  # the regression gate's: the vars give them to gated_collection_id only
@@ -55,6 +55,9 @@ def values_of(setting: str, value: object) -> list[str]:
         return [repr(float(str(value).strip()))]  # 0.90 and .9 are 0.9
     if setting in {"judged_docs_only", "ignore_identical_ids"}:
         return [str(value).strip().lower()]
+    if setting == "min_judge_kappa":
+        text = str(value).strip().lower()
+        return [text if text == "none" else repr(float(text))]
     if setting == "qrels_version":
         text = str(value).strip().lower()
         return [text if text == "latest" else str(int(text))]

@@ -73,26 +73,27 @@ def parse_params(pairs: Sequence[str]) -> dict[str, object]:
     return params
 
 
-def load_factory(spec: str) -> RetrieverFactory:
-    """The callable named by `package.module:name`, importable from the working directory or PYTHONPATH."""
+def load_factory(spec: str, kind: str = "retriever") -> RetrieverFactory:
+    """The callable named by `package.module:name`, importable from the working directory or PYTHONPATH; `kind`
+    (retriever, judge) is what the one-line errors call it."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise InputError(f"retriever {spec!r} is not package.module:name")
+        raise InputError(f"{kind} {spec!r} is not package.module:name")
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # as `python -m` does: a module beside you is importable
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise InputError(f"retriever {spec!r}: cannot import {module_name!r} ({exc}); is it on PYTHONPATH?") from None
+        raise InputError(f"{kind} {spec!r}: cannot import {module_name!r} ({exc}); is it on PYTHONPATH?") from None
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's module failed while importing: say how
-        raise InputError(f"retriever {spec!r}: importing {module_name!r} raised {described(exc)}") from None
+        raise InputError(f"{kind} {spec!r}: importing {module_name!r} raised {described(exc)}") from None
     factory = module
     for part in attribute.split("."):
         if not hasattr(factory, part):
-            raise InputError(f"retriever {spec!r}: {module_name!r} has no {attribute!r}")
+            raise InputError(f"{kind} {spec!r}: {module_name!r} has no {attribute!r}")
         factory = getattr(factory, part)
     if not callable(factory):
-        raise InputError(f"retriever {spec!r}: {attribute!r} is not callable (a class or a function)")
+        raise InputError(f"{kind} {spec!r}: {attribute!r} is not callable (a class or a function)")
     return factory  # type: ignore[return-value]
 
 
@@ -177,7 +178,7 @@ def listed(returned: object) -> list[object] | None:
 
 
 def version_of(retriever: object, factory: object) -> str | None:
-    """The retriever's `version` attribute, else its top-level package's `__version__`, else None."""
+    """The retriever's (or judge's) `version` attribute, else its top-level package's `__version__`, else None."""
     version = getattr(retriever, "version", None)
     if version is None:
         package = sys.modules.get((getattr(factory, "__module__", None) or "").partition(".")[0])

@@ -95,7 +95,7 @@ class Chart:
         return f"{self.collection_id}-{self.name}.png"
 
 
-def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[object]) -> list[dict[str, Any]]:
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list[object] | dict[str, object]) -> list[dict[str, Any]]:
     cursor = con.execute(sql, params)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
@@ -430,6 +430,78 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     ])
 
 
+def interval(value: object, low: object, high: object) -> str:
+    return fmt(value) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None else "")
+
+
+def judging_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
+    """What each new version of the judgments changed (qrels_version_leaderboard_changes between consecutive
+    versions measured, on MRR, the largest-k NDCG and Judged; qrels_version_changes' run values on those), and
+    each automatic judge's agreement with people beside its cost (judge_agreement). Empty without either."""
+    largest = con.execute("select max(k) from main.qrels_version_changes where collection_id = ? and measure = ?",
+                          [collection_id, NDCG]).fetchall()[0][0]  # fmt: skip
+    names = ["recip_rank", f"{NDCG}_{largest}", f"{JUDGED}@{largest}"]
+    consecutive = """
+        with versions as (select distinct from_qrels_version, to_qrels_version from main.qrels_version_changes
+                          where collection_id = $c),
+        steps as (select from_qrels_version, min(to_qrels_version) as to_qrels_version from versions group by 1)
+    """
+    leaderboards = rows(con, consecutive + """
+        select changes.* from main.qrels_version_leaderboard_changes as changes
+        inner join steps using (from_qrels_version, to_qrels_version)
+        where changes.collection_id = $c and list_contains($names, changes.measure_name)
+        order by changes.from_qrels_version, list_position($names, changes.measure_name)
+        """, {"c": collection_id, "names": names})  # fmt: skip
+    moves = rows(con, consecutive + """
+        select changes.* from main.qrels_version_changes as changes
+        inner join steps using (from_qrels_version, to_qrels_version)
+        where changes.collection_id = $c and list_contains($names, changes.measure_name)
+        order by changes.from_qrels_version, list_position($names, changes.measure_name), changes.rank_to
+        """, {"c": collection_id, "names": names})  # fmt: skip
+    judges = rows(con, "select * from main.judge_agreement where collection_id = ? order by qrels_version",
+                  [collection_id])  # fmt: skip
+    parts = []
+    if leaderboards:
+        parts += ["<h3>What new judgments changed</h3>",
+                  "<p>Between each qrels version and the next one measured: whether the runs' order moved "
+                  "(Kendall's tau-b, tau_AP where swaps near the top cost more, rank-biased overlap; 1 is the same "
+                  "order) and the pairs of runs that swapped, then each run's value before and after "
+                  "(qrels_version_leaderboard_changes, qrels_version_changes).</p>",
+                  table(["versions", "measure", "runs", "Kendall's tau", "tau_AP", "RBO", "swapped pairs"],
+                        [[f"{c['from_qrels_version']} &rarr; {c['to_qrels_version']}", fmt(c["measure_name"]),
+                          fmt(c["n_runs"]), fmt(c["kendall_tau"]), fmt(c["tau_ap"]), fmt(c["rbo"]),
+                          fmt(c["swapped_pairs"] or "none")] for c in leaderboards],
+                        [f' class="version-change" data-from="{c["from_qrels_version"]}" '
+                         f'data-to="{c["to_qrels_version"]}" data-measure="{html.escape(c["measure_name"])}"'
+                         for c in leaderboards], text_columns=2),  # fmt: skip
+                  table(["versions", "measure", "run", "before", "after", "change", "place before", "place after"],
+                        [[f"{m['from_qrels_version']} &rarr; {m['to_qrels_version']}", fmt(m["measure_name"]),
+                          fmt(m["run_id"]), fmt(m["value_from"]), fmt(m["value_to"]),
+                          fmt(m["value_change"], signed=True), fmt(m["rank_from"]), fmt(m["rank_to"])]
+                         for m in moves], text_columns=3)]  # fmt: skip
+    if judges:
+        parts += ["<h3>Automatic judges</h3>",
+                  "<p>Each automatic judge's agreement with people on the pairs both graded, with its 95% bootstrap "
+                  "interval over questions, beside its cost: Cohen's kappa on relevant or not, then the linear and "
+                  "quadratic weighted kappas on the grades (judge_agreement; the confusion matrix is "
+                  "judge_confusion). A judge below the collection's min_judge_kappa fails the build.</p>",
+                  table(["version", "judge", "judgments", "mean ms", "p95 ms", "pairs with people", "kappa",
+                         "weighted kappa (linear)", "weighted kappa (quadratic)", "gate"],
+                        [[fmt(j["qrels_version"]), fmt(j["judge"] + (f" {j['judge_version']}" if j["judge_version"] else "")),
+                          fmt(j["n_judgments"]), fmt(j["mean_latency_ms"]), fmt(j["p95_latency_ms"]), fmt(j["n_pairs"]),
+                          interval(j["kappa"], j["kappa_ci_low"], j["kappa_ci_high"]),
+                          interval(j["weighted_kappa_linear"], j["weighted_kappa_linear_ci_low"],
+                                   j["weighted_kappa_linear_ci_high"]),
+                          interval(j["weighted_kappa_quadratic"], j["weighted_kappa_quadratic_ci_low"],
+                                   j["weighted_kappa_quadratic_ci_high"]),
+                          "none" if j["min_judge_kappa"] is None else
+                          f"{'passes' if j['passes_gate'] else 'fails'} (kappa &ge; {fmt(j['min_judge_kappa'])})"]
+                         for j in judges],
+                        [f' class="judge" data-version="{j["qrels_version"]}"' for j in judges],
+                        text_columns=2)]  # fmt: skip
+    return "\n".join(parts)
+
+
 def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tuple[str, list[Chart]]:
     leaderboard = rows(con, """
         select leaderboard.*, judged.value as judged
@@ -521,6 +593,7 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
     else:
         parts.append("<p>No comparison: the collection needs the baseline run and at least one other run.</p>")
     parts.append(slices_section(con, collection_id))
+    parts.append(judging_section(con, collection_id))
     parts.append("<h3>Missed relevant documents</h3>")
     if missed:
         more = missed[0]["n_missed"] - len(missed)

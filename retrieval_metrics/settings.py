@@ -41,6 +41,17 @@ def probability(value: object) -> str | None:
     return None if number is not None and 0 < number < 1 else "is not a number between 0 and 1 (exclusive)"
 
 
+def kappa_threshold(value: object) -> str | None:
+    """none (no gate), or a kappa to reach: a number from -1 to 1 (min_judge_kappa)."""
+    if str(value).strip().lower() == "none":
+        return None
+    try:
+        number = float(str(value).strip()) if not isinstance(value, bool) else None
+    except ValueError:
+        number = None
+    return None if number is not None and -1 <= number <= 1 else "is not none or a number from -1 to 1"
+
+
 def one_of(*choices: str) -> Rule:
     return lambda value: None if value in choices else f"is not one of {', '.join(choices)}"
 
@@ -109,6 +120,7 @@ RULES: dict[str, Rule] = {
     "iprec_rule": one_of("trec_eval_9", "trec_eval_10"),
     "err_max_grade": integer(1, MAX_INTEGER),
     "rbp_persistence": probability,
+    "rbo_persistence": probability,
     "qrels_version": version,
     "bootstrap_resamples": integer(1, MAX_INTEGER),
     "bootstrap_seed": integer(0, MAX_BIGINT),
@@ -120,6 +132,7 @@ RULES: dict[str, Rule] = {
     "gated_collection_id": identifier,
     "gated_run_ids": identifiers,
     "gated_measures": measure_names,
+    "min_judge_kappa": kappa_threshold,
 }
 NAMED_RUNS = {"baseline_run_id", "gated_collection_id", "gated_run_ids"}
 

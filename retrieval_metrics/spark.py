@@ -40,6 +40,7 @@ RAW_TABLES = {
     "question_tags": "collection_id, question_id, tag",
     "judging_pools": "collection_id, run_id",
     "judgments": "collection_id, qrels_version, question_id, doc_id",
+    "judgment_versions": "collection_id, qrels_version",
 }
 
 

@@ -107,3 +107,53 @@ def compared_groups(paired: pd.DataFrame, keys: list[str], n_permutations: int, 
         for key, group in paired.groupby(keys, sort=True)
     ]
     return pd.DataFrame(rows, columns=[*keys, "measure", "k", *COMPARISON_TYPES])
+
+
+def weighted_kappa(confusion: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Cohen's (weighted) kappa of confusion matrices (..., G, G) of two raters' counts over the same G grades:
+    1 - sum(w * observed) / sum(w * expected), expected the outer product of the two raters' margins / n, as
+    sklearn.metrics.cohen_kappa_score computes it. Weights 1 - identity give Cohen's kappa, |i - j| the linear
+    and (i - j)^2 the quadratic weighted kappa. NaN where the expected disagreement is 0 (kappa undefined)."""
+    n = confusion.sum(axis=(-2, -1))[..., None, None]
+    expected = confusion.sum(axis=-1)[..., :, None] * confusion.sum(axis=-2)[..., None, :] / np.where(n > 0, n, 1)
+    expected_disagreement = (weights * expected).sum(axis=(-2, -1))
+    observed_disagreement = (weights * confusion).sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected_disagreement > 0, 1.0 - observed_disagreement / expected_disagreement, np.nan)
+
+
+def agreement(
+    question_numbers: np.ndarray, judge_grades: np.ndarray, people_grades: np.ndarray, relevance_level: int,
+    n_resamples: int, seed: int,
+) -> dict[str, float]:  # fmt: skip
+    """An automatic judge's agreement with people on the pairs both graded (one entry per pair: its question's
+    number 0..Q-1, the two grades): Cohen's kappa on relevant (grade >= relevance_level) or not, the linear and
+    the quadratic weighted kappa on the grades (weights on the grades' distance, over every grade from the lowest
+    to the highest either gave), and each one's 95% percentile bootstrap interval over questions: n_resamples
+    resamples of the Q questions with replacement, drawn as rng.integers(0, Q, (n_resamples, Q)) from
+    numpy.random.default_rng(seed), each resample's kappas over the pairs of the questions drawn (a question drawn
+    twice counts twice); resamples where a kappa is undefined are left out of its interval."""
+    low = int(min(judge_grades.min(), people_grades.min()))
+    levels = int(max(judge_grades.max(), people_grades.max())) - low + 1
+    n_questions = int(question_numbers.max()) + 1
+    per_question = np.zeros((n_questions, levels, levels))
+    np.add.at(per_question, (question_numbers, judge_grades - low, people_grades - low), 1.0)
+    relevant = np.arange(levels) + low >= relevance_level  # grade level -> relevant or not
+    to_binary = np.stack([~relevant, relevant], axis=1).astype(float)  # levels x 2
+    distance = np.abs(np.subtract.outer(np.arange(levels), np.arange(levels))).astype(float)
+    kinds = {"kappa": (lambda c: to_binary.T @ c @ to_binary, 1.0 - np.eye(2)),
+             "weighted_kappa_linear": (lambda c: c, distance),
+             "weighted_kappa_quadratic": (lambda c: c, distance**2)}  # fmt: skip
+    drawn = np.random.default_rng(seed).integers(0, n_questions, (n_resamples, n_questions))
+    multiplicity = np.zeros((n_resamples, n_questions))
+    np.add.at(multiplicity, (np.arange(n_resamples)[:, None], drawn), 1.0)
+    resampled = np.einsum("bq,qij->bij", multiplicity, per_question)
+    total = per_question.sum(axis=0)
+    result: dict[str, float] = {}
+    for name, (collapse, weights) in kinds.items():
+        result[name] = float(weighted_kappa(collapse(total), weights))
+        values = weighted_kappa(collapse(resampled), weights)
+        values = values[~np.isnan(values)]
+        bounds = np.quantile(values, [0.025, 0.975]) if len(values) else [np.nan, np.nan]
+        result[f"{name}_ci_low"], result[f"{name}_ci_high"] = float(bounds[0]), float(bounds[1])
+    return result

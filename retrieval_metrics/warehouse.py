@@ -116,6 +116,12 @@ create table if not exists raw.judgment_versions (
     n_new integer not null,
     n_changed integer not null
 );
+-- an automatic judge's (`retrieval-metrics judge`): each judgment's rationale and the judge call's wall time, and
+-- each version's judge version and parameters (JSON, keys sorted); null for label files
+alter table raw.judgments add column if not exists rationale varchar;
+alter table raw.judgments add column if not exists latency_ms double;
+alter table raw.judgment_versions add column if not exists judge_version varchar;
+alter table raw.judgment_versions add column if not exists judge_params varchar;
 -- a collection's judging pool (`retrieval-metrics pool`): one row per run pooled, each with the pool's depth and
 -- method; replaced whole at each `pool` of the collection
 create table if not exists raw.judging_pools (

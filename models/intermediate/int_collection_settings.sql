@@ -48,6 +48,7 @@ own as (
     ('qrels_version', qrels_version()),
     ('bootstrap_resamples', integer_var('bootstrap_resamples', 1)),
     ('bootstrap_seed', integer_var('bootstrap_seed', 0)),
+    ('min_judge_kappa', min_judge_kappa()),
 ]) %}
 {#- the regression gate's runs and measures: the vars', for the collection gated_collection_id only -#}
 {%- set gates = [] -%}

@@ -37,7 +37,7 @@ settings_versions as (
         max(case when setting = 'baseline_run_id' then value end) as baseline_run_id,
         {{ unordered_hash_agg(['setting', 'value']) }} as settings_hash
     from {{ ref('int_collection_settings') }}
-    where setting not in ('gated_run_ids', 'gated_measures')  -- the gate checks numbers, it changes none
+    where setting not in ('gated_run_ids', 'gated_measures', 'min_judge_kappa')  -- the gates check numbers, change none
     group by collection_id
 ),
 

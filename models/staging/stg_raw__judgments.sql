@@ -12,7 +12,9 @@ renamed as (
         cast(doc_id as string) as doc_id,
         cast(grade as integer) as grade,
         cast(judge as string) as judge,
-        cast(judge_kind as string) as judge_kind
+        cast(judge_kind as string) as judge_kind,
+        cast(rationale as string) as rationale,
+        cast(latency_ms as double) as latency_ms
     from source
 )
 

@@ -21,8 +21,8 @@ import pytest
 from conftest import cli_env, run_cli
 from retrieval_metrics.cli import main, parser
 
-SUBCOMMANDS = ["rank", "import", "fuse", "remove", "settings", "pool", "build", "scorecard", "report", "export", "query",
-               "bench"]
+SUBCOMMANDS = ["rank", "import", "fuse", "remove", "settings", "pool", "judge", "build", "scorecard", "report",
+               "export", "query", "bench"]
 
 
 def test_help_lists_every_subcommand() -> None:

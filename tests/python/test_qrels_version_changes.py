@@ -149,3 +149,16 @@ def test_history_survives_a_full_refresh_and_forgets_a_rewritten_run(versions: t
                           "where collection_id = 'gen' and run_id in ('run0', 'run1') order by all")  # fmt: skip
     assert kept == [("run0", 2), ("run1", 0), ("run1", 1), ("run1", 2)]  # run0 written again: its old means go
     assert not warehouse.rows("select 1 from qrels_version_changes where run_id = 'run0'")
+
+
+def test_the_report_shows_what_each_version_changed(versions: tuple[Warehouse, list[dict]], tmp_path: Path) -> None:
+    warehouse, _ = versions
+    assert warehouse.cli("report", "--out", str(tmp_path / "report")).returncode == 0
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "<h3>What new judgments changed</h3>" in page
+    for a, b, swapped in warehouse.rows(
+        "select from_qrels_version, to_qrels_version, swapped_pairs from qrels_version_leaderboard_changes "
+        "where collection_id = 'gen' and measure_name = 'recip_rank' and to_qrels_version = from_qrels_version + 1"
+    ):
+        assert f'data-from="{a}" data-to="{b}" data-measure="recip_rank"' in page
+        assert (swapped or "none").replace(">", "&gt;") in page
