@@ -19,8 +19,9 @@ agrees with people. `--limit N` judges the first N only.
 The judgments become the collection's next qrels version in one transaction, as a label file's do
 (retrieval_metrics.judgments): rows in raw.judgments with judge_kind 'automatic', judge the spec as given, the
 rationale and the judge call's wall time (latency_ms); a row in raw.judgment_versions with the judge's version
-and parameters (JSON, keys sorted). For a pair, a person's latest grade supersedes any automatic one
-(int_qrels_unioned).
+and parameters (JSON, keys sorted). For a pair, people's grades (a label file's, else the base qrels') supersede
+any automatic one (int_qrels_unioned). The judge runs with the warehouse closed: only reading the items and
+writing the version hold it.
 
 The factory and every judge call run on one worker thread of their own (plugins.Worker: the same thread for all),
 and each judge call has `timeout` seconds (`--timeout`, default plugins.SEARCH_TIMEOUT); building the judge has
@@ -57,7 +58,7 @@ from retrieval_metrics.progress import progress
 from retrieval_metrics.raw_tables import check_judged
 from retrieval_metrics.warehouse import PROG, SEEDED_COLLECTION, InputError, check_identifier, connect, transaction
 
-AUTOMATIC = "automatic"  # judge_kind of a judge plug-in's judgments: below people's (label files, base qrels) in int_qrels_unioned
+AUTOMATIC = "automatic"  # judge_kind of a judge plug-in's judgments: below people's grades in int_qrels_unioned
 PAIRS = ("queue", "judged")
 JUDGE_TIMEOUT = SEARCH_TIMEOUT  # seconds a judge call may take, unless --timeout says otherwise
 SHAPES = "an int, a (grade, rationale) pair or a mapping with grade"
@@ -131,11 +132,13 @@ def judge_collection(database: Path, request: JudgeRequest) -> str:
     request.check()
     if not database.exists():
         raise InputError(f"{database} does not exist: import the collection's qrels first")
-    with connect(database) as con, transaction(con):
+    with connect(database) as con, transaction(con):  # the raw tables an older warehouse lacks, created
         check_judged(con, request.collection_id)
         items = read_items(con, request)
-        factory = load_factory(request.spec, "judge")
-        judge, judgments = run_judge(request, factory, items)
+    # judged with the warehouse closed: a judge may take hours (an LLM), and other writers must not wait for it
+    factory = load_factory(request.spec, "judge")
+    judge, judgments = run_judge(request, factory, items)
+    with connect(database) as con, transaction(con):
         (version,) = con.execute("select coalesce(max(qrels_version), 0) + 1 from raw.judgments "
                                  "where collection_id = ?", [request.collection_id]).fetchone()  # fmt: skip
         new, changed = changes(con, request.collection_id, judgments, AUTOMATIC)

@@ -19,6 +19,7 @@ from benchmark_engines import write_collection
 from conftest import REPO_ROOT, TARGETS, Warehouse
 
 from retrieval_metrics.spark import marts_directory, spark_directory
+from retrieval_metrics.judging import JudgeRequest, judge_collection
 from retrieval_metrics.pooling import PoolRequest, record_pool
 from retrieval_metrics.warehouse import MARTS, sql_literal
 
@@ -41,6 +42,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Warehouse, dict[str
         assert result.returncode == 0, result.stderr
     record_pool(warehouse.db_path, PoolRequest("midsize", None, 20, "rrf"))  # the judging marts: floats, snippets
     record_pool(warehouse.db_path, PoolRequest("docent", None, 3, "depth"))
+    # an automatic judge of the judged pairs: the agreement marts (its bootstrap a Python model on Spark too)
+    judge_collection(warehouse.db_path, JudgeRequest("midsize", "agreement_judges:NoisyJudge",
+                                                     {"qrels": str(qrels), "keep": 0.6}, pairs="judged"))  # fmt: skip
     statuses = {}
     engines = {"duckdb": ([], TARGETS["cli"]), "spark": (["--target", "spark"], TARGETS["cli"] / "spark")}
     for engine, (args, target) in engines.items():
@@ -106,6 +110,7 @@ def test_every_mart_row_equals_duckdbs_to_1e_9(built: tuple[Warehouse, dict]) ->
     assert checked["run_comparisons"] > 0 and checked["missed_relevant_docs"] > 0
     assert checked["run_tag_measures"] > 0 and checked["run_tag_comparisons"] > 0  # Docent's topics
     assert checked["judging_queue"] > 100 and checked["judging_pool_coverage"] > 3
+    assert checked["judge_agreement"] == 1 and checked["judge_confusion"] > 3
 
 
 def test_the_lessons_tests_and_the_regression_gate_pass_on_spark_as_every_node_does_on_duckdb(
