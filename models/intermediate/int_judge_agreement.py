@@ -18,12 +18,14 @@ COLUMN_TYPES = {"collection_id": "string", "qrels_version": "integer", "n_pairs"
 def model(dbt, session):
     dbt.config(materialized="table")
     settings = dbt.ref("int_collection_evaluation_settings")
-    bootstrap = bootstrap_settings(settings)
-    levels = dict(fetch(settings, ["collection_id", "relevance_level"], ["collection_id"]))
     pairs = fetch(dbt.ref("int_judge_agreement_pairs"),
                   ["collection_id", "qrels_version", "question_id", "judge_grade", "people_grade"],
                   ["collection_id", "qrels_version", "question_id"])  # fmt: skip
     rows = []
+    if not pairs:  # no automatic judge (most builds): nothing more to read
+        return as_relation(session, pd.DataFrame(rows, columns=list(COLUMN_TYPES)), COLUMN_TYPES)
+    bootstrap = bootstrap_settings(settings)
+    levels = dict(fetch(settings, ["collection_id", "relevance_level"], ["collection_id"]))
     frame = pd.DataFrame(pairs, columns=["collection_id", "qrels_version", "question_id", "judge", "people"])
     for (collection_id, version), group in frame.groupby(["collection_id", "qrels_version"], sort=True):
         question_numbers = pd.factorize(group["question_id"], sort=True)[0]
