@@ -14,8 +14,8 @@ with recorded as (
         measures.collection_id,
         measures.run_id,
         runs.run_version,
-        settings.qrels_version,
-        {{ qrels_history_settings_key('measures.evaluation_settings', 'settings.qrels_version') }} as settings_key,
+        {{ measured_qrels_version('measures.evaluation_settings') }} as qrels_version,
+        {{ qrels_history_settings_key('measures.evaluation_settings') }} as settings_key,
         measures.measure,
         measures.k,
         measures.measure_name,
@@ -24,8 +24,6 @@ with recorded as (
     inner join {{ ref('int_run_fingerprints') }} as runs
         on measures.collection_id = runs.collection_id
         and measures.run_id = runs.run_id
-    inner join {{ ref('int_collection_evaluation_settings') }} as settings
-        on measures.collection_id = settings.collection_id
     {%- endif %}
 ),
 
@@ -35,10 +33,8 @@ current_runs as (
         runs.collection_id,
         runs.run_id,
         runs.run_version,
-        {{ qrels_history_settings_key('measures.evaluation_settings', 'settings.qrels_version') }} as settings_key
+        {{ qrels_history_settings_key('measures.evaluation_settings') }} as settings_key
     from {{ ref('int_run_fingerprints') }} as runs
-    inner join {{ ref('int_collection_evaluation_settings') }} as settings
-        on runs.collection_id = settings.collection_id
     inner join (
         select distinct collection_id, run_id, evaluation_settings from {{ ref('run_measures') }}
     ) as measures

@@ -162,3 +162,23 @@ def test_the_report_shows_what_each_version_changed(versions: tuple[Warehouse, l
     ):
         assert f'data-from="{a}" data-to="{b}" data-measure="recip_rank"' in page
         assert (swapped or "none").replace(">", "&gt;") in page
+
+
+def test_a_build_of_run_measures_without_its_parents_records_no_version(versions: tuple[Warehouse, list[dict]],
+                                                                        tmp_path: Path) -> None:  # fmt: skip
+    """run_measures built alone after a new version reads a stale question_measures: its means are not kept as
+    that version's; the next whole build keeps the real ones."""
+    warehouse = versions[0].copy(tmp_path / "copy")
+    labels = tmp_path / "third.csv"
+    labels.write_text("question_id,doc_id,grade\n" + "".join(f"{q},{d},{g + 1}\n" for q, d, g in warehouse.rows(
+        "select question_id, doc_id, relevance from raw.qrels where collection_id = 'gen' and relevance >= 0 "
+        "order by all limit 5")))  # fmt: skip
+    assert warehouse.cli("import", "--collection", "gen", "--judgments", str(labels)).returncode == 0
+    assert warehouse.cli("build", "--select", "run_measures").returncode == 0
+    recorded = "select distinct qrels_version from build_state.run_means_by_qrels_version where collection_id = 'gen'"
+    assert sorted(warehouse.rows(recorded)) == [(0,), (1,), (2,)]
+    assert warehouse.cli("build").returncode == 0
+    assert sorted(warehouse.rows(recorded)) == [(0,), (1,), (2,), (3,)]
+    assert sorted(warehouse.rows("select run_id, measure_name, value_to from qrels_version_changes "
+                                 "where collection_id = 'gen' and from_qrels_version = 2 and to_qrels_version = 3")) == \
+        sorted(warehouse.rows("select run_id, measure_name, value from run_measures where collection_id = 'gen'"))
