@@ -19,6 +19,7 @@ import duckdb
 from retrieval_metrics.settings import check_vars
 from retrieval_metrics.warehouse import (
     PROG,
+    RAW_SCHEMA_DDL,
     CommandFailed,
     InputError,
     connect,
@@ -110,8 +111,6 @@ def add_missing_raw_tables(database: Path) -> None:
     """Create the raw tables (dbt sources) and columns a warehouse written by an earlier version lacks (each
     write command creates them all: RAW_SCHEMA_DDL), so that its first build with this version finds every
     source and column. A warehouse never written is left to dbt's one-line refusal (macros/check_raw_sources.sql)."""
-    from retrieval_metrics.warehouse import RAW_SCHEMA_DDL
-
     if not database.exists():
         return
     with connect(database, read_only=True) as con:

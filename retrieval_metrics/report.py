@@ -368,6 +368,10 @@ def figure(chart: Chart) -> str:
             f'src="data:image/png;base64,{data}"><figcaption>{html.escape(chart.caption)}</figcaption></figure>')
 
 
+def interval(value: object, low: object, high: object) -> str:
+    return fmt(value) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None else "")
+
+
 def slice_measures(means: list[dict[str, Any]]) -> list[str]:
     """The measures the question slices show, of a collection's run_tag_measures rows: its preset's headline, else
     MRR and NDCG at its largest k (those the collection has)."""
@@ -406,10 +410,7 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     first = html.escape(labels.get(compared, ""))
 
     def mean(cell: dict[str, Any] | None) -> str:
-        if cell is None:
-            return "n/a"
-        interval = f" [{fmt(cell['ci_low'])}, {fmt(cell['ci_high'])}]" if cell["ci_low"] is not None else ""
-        return fmt(cell["value"]) + interval
+        return "n/a" if cell is None else interval(cell["value"], cell["ci_low"], cell["ci_high"])
 
     body, attrs = [], []
     for tag, run in keys:
@@ -428,10 +429,6 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
         table(["tag", "run", "questions", *(html.escape(labels[name]) for name in names),
                f"W / T / L ({first})", "mean difference", "randomization p (Holm)"], body, attrs, text_columns=2),
     ])
-
-
-def interval(value: object, low: object, high: object) -> str:
-    return fmt(value) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None else "")
 
 
 def judging_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
