@@ -187,3 +187,11 @@
 {% macro rank_sum(expression) -%}
     coalesce({{ ordered_sum(expression, 'position') }}, 0.0)
 {%- endmacro %}
+
+{#- The ideal DCG of a question: its positive grades' gains by ideal_rank (int_ideal_rankings' order, highest
+    grade first), linear (the grade) or exponential (2^grade - 1), over every ideal rank or the top `cutoff`. -#}
+{% macro ideal_dcg(cutoff=none, exponential=false) -%}
+    {%- set term = ('(power(2.0, relevance) - 1.0)' if exponential else 'relevance') ~ ' / ' ~ log2('ideal_rank + 1') -%}
+    {{ ordered_sum(term if cutoff is none else 'case when ideal_rank <= ' ~ cutoff ~ ' then ' ~ term ~ ' else 0.0 end',
+                   'ideal_rank') }}
+{%- endmacro %}

@@ -434,7 +434,8 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
 def judging_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     """What each new version of the judgments changed (qrels_version_leaderboard_changes between consecutive
     versions measured, on MRR, the largest-k NDCG and Judged; qrels_version_changes' run values on those), and
-    each automatic judge's agreement with people beside its cost (judge_agreement). Empty without either."""
+    each automatic judge's agreement with people beside its cost (judge_agreement), and whether it orders the runs
+    as people do (judge_leaderboard_agreement on MRR and the largest-k NDCG). Empty without either."""
     largest = con.execute("select max(k) from main.qrels_version_changes where collection_id = ? and measure = ?",
                           [collection_id, NDCG]).fetchall()[0][0]  # fmt: skip
     names = ["recip_rank", f"{NDCG}_{largest}", f"{JUDGED}@{largest}"]
@@ -457,6 +458,14 @@ def judging_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
         """, {"c": collection_id, "names": names})  # fmt: skip
     judges = rows(con, "select * from main.judge_agreement where collection_id = ? order by qrels_version",
                   [collection_id])  # fmt: skip
+    judged_largest = con.execute("select max(k) from main.judge_leaderboard_agreement where collection_id = ? "
+                                 "and measure = ?", [collection_id, NDCG]).fetchall()[0][0]  # fmt: skip
+    judged_names = ["recip_rank", f"{NDCG}_{judged_largest}"]
+    orders = rows(con, """
+        select * from main.judge_leaderboard_agreement
+        where collection_id = $c and list_contains($names, measure_name)
+        order by qrels_version, list_position($names, measure_name)
+        """, {"c": collection_id, "names": judged_names})  # fmt: skip
     parts = []
     if leaderboards:
         parts += ["<h3>What new judgments changed</h3>",
@@ -496,6 +505,16 @@ def judging_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
                          for j in judges],
                         [f' class="judge" data-version="{j["qrels_version"]}"' for j in judges],
                         text_columns=2)]  # fmt: skip
+    if orders:
+        parts += ["<p>Whether each judge orders the runs as people do: the runs measured on the pairs both graded, "
+                  "with the judge's grades and with people's, and the two leaderboards compared, each statistic with "
+                  "its 95% bootstrap interval over questions (judge_leaderboard_agreement).</p>",
+                  table(["version", "measure", "runs", "Kendall's tau", "tau_AP", "RBO", "swapped pairs"],
+                        [[fmt(o["qrels_version"]), fmt(o["measure_name"]), fmt(o["n_runs"]),
+                          *(interval(o[s], o[f"{s}_ci_low"], o[f"{s}_ci_high"]) for s in ("kendall_tau", "tau_ap", "rbo")),
+                          fmt(o["swapped_pairs"] or "none")] for o in orders],
+                        [f' class="judge-order" data-version="{o["qrels_version"]}" '
+                         f'data-measure="{html.escape(o["measure_name"])}"' for o in orders], text_columns=2)]  # fmt: skip
     return "\n".join(parts)
 
 

@@ -195,7 +195,7 @@ def connect(
 MARTS = ("question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "measure_catalog",
          "question_measures", "run_measures", "question_comparisons", "run_comparisons", "run_tag_measures",
          "run_tag_comparisons", "judging_queue", "judging_pool_coverage", "qrels_version_changes",
-         "qrels_version_leaderboard_changes", "judge_agreement", "judge_confusion")  # fmt: skip
+         "qrels_version_leaderboard_changes", "judge_agreement", "judge_confusion", "judge_leaderboard_agreement")  # fmt: skip
 
 
 def open_existing(path: Path) -> duckdb.DuckDBPyConnection:

@@ -17,7 +17,7 @@ ideal as (
     select
         collection_id,
         question_id,
-        {{ ordered_sum('relevance / ' ~ log2('ideal_rank + 1'), 'ideal_rank') }} as ideal_dcg
+        {{ ideal_dcg() }} as ideal_dcg
     from {{ ref('int_ideal_rankings') }}
     group by collection_id, question_id
 ),

@@ -22,15 +22,8 @@ ideal_at_k as (
         ideal.collection_id,
         ideal.question_id,
         cutoffs.k,
-        {{ ordered_sum(
-            'case when ideal.ideal_rank <= cutoffs.k then ideal.relevance / ' ~ log2('ideal.ideal_rank + 1') ~ ' else 0.0 end',
-            'ideal.ideal_rank'
-        ) }} as ideal_dcg,
-        {{ ordered_sum(
-            'case when ideal.ideal_rank <= cutoffs.k then (power(2.0, ideal.relevance) - 1.0) / '
-            ~ log2('ideal.ideal_rank + 1') ~ ' else 0.0 end',
-            'ideal.ideal_rank'
-        ) }} as ideal_exp_dcg
+        {{ ideal_dcg('cutoffs.k') }} as ideal_dcg,
+        {{ ideal_dcg('cutoffs.k', exponential=true) }} as ideal_exp_dcg
     from {{ ref('int_ideal_rankings') }} as ideal
     inner join cutoffs
         on ideal.collection_id = cutoffs.collection_id
