@@ -5,7 +5,8 @@
 -- (macros/leaderboard_correlations.sql): Kendall's tau-b, tau_AP of the judge's leaderboard against people's
 -- (a swap near the top costs more), rank-biased overlap, and the pairs of runs the judge puts in the other order.
 -- Each with a 95% percentile bootstrap interval over questions: the same resamples as the judge's kappas
--- (int_judge_question_resamples), each resample's leaderboards from the means over the questions it drew.
+-- (int_judge_question_resamples), each resample's leaderboards from the means over the questions it drew. The
+-- leaderboards order the runs by their means to 1e-12 per question (runs closer than that tie).
 
 with question_values as (
     select * from {{ ref('int_judge_question_measures') }}
@@ -20,7 +21,9 @@ samples as (
     from {{ ref('int_judge_question_resamples') }}
 ),
 
--- each run's total over the questions drawn (its mean times the number of questions: the same order)
+-- each run's total over the questions drawn (its mean times the number of questions: the same order), each value
+-- in units of 1e-12 (the values are in [0, 1]): integer sums are exact in any order, so the leaderboards and
+-- their ties are the same on every run and engine, and the bootstrap's millions of terms need no ordered sum
 totals as (
     select
         samples.collection_id,
@@ -29,7 +32,7 @@ totals as (
         question_values.measure_name,
         question_values.run_id,
         question_values.labels,
-        {{ ordered_sum('samples.n_draws * question_values.value', 'question_values.question_id') }} as total
+        sum(samples.n_draws * cast(round(question_values.value * 1e12) as bigint)) as total
     from samples
     inner join question_values
         on samples.collection_id = question_values.collection_id

@@ -11,6 +11,7 @@ import math
 import os
 import random
 from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import numpy as np
@@ -143,6 +144,11 @@ def question_values(warehouse: Warehouse) -> dict[str, dict[str, dict[str, dict[
     return values
 
 
+def picounits(value: float) -> int:
+    """A value in units of 1e-12, rounded half away from zero, as the mart adds them."""
+    return int(Decimal(value * 1e12).to_integral_value(ROUND_HALF_UP))
+
+
 def correlations(totals: dict[str, dict[str, float]]) -> tuple[float, float, float]:
     """tau-b (scipy), tau_AP of the judge's leaderboard against people's, RBO: labels -> run -> total."""
     run_ids = sorted(totals["judge"])
@@ -190,8 +196,8 @@ def test_the_judges_leaderboard_against_peoples_equals_a_direct_computation(judg
     swapped = 0
     for name, n_runs, n_questions, *statistics, n_swapped, judge_name in rows:
         assert (n_runs, n_questions, judge_name) == (6, len(question_ids), "agreement_judges:NoisyJudge")
-        totals = {labels: {r: sum(got[labels][r][q][name] for q in question_ids) for r in run_ids}
-                  for labels in labelled}  # fmt: skip  # added in question id order, as the mart (ordered_sum)
+        totals = {labels: {r: sum(picounits(got[labels][r][q][name]) for q in question_ids) for r in run_ids}
+                  for labels in labelled}  # fmt: skip
         assert totals["judge"]["run0"] == totals["judge"]["run5"]  # run5 is run0: tied
         expected = correlations(totals)
         assert statistics[0::3] == pytest.approx(expected, abs=1e-12), name
@@ -205,7 +211,7 @@ def test_the_judges_leaderboard_against_peoples_equals_a_direct_computation(judg
             for draw in drawn:
                 counts = np.bincount(draw, minlength=len(question_ids))
                 resampled.append(correlations({labels: {r: sum(
-                    int(counts[i]) * got[labels][r][q][name] for i, q in enumerate(question_ids) if counts[i])
+                    int(counts[i]) * picounits(got[labels][r][q][name]) for i, q in enumerate(question_ids) if counts[i])
                     for r in run_ids} for labels in labelled}))  # fmt: skip
             for position, values in enumerate(zip(*resampled)):
                 values = [v for v in values if not math.isnan(v)]
@@ -257,3 +263,7 @@ def test_the_report_shows_each_judge_beside_its_cost(judged: tuple[Warehouse, Pa
     assert "agreement_judges:NoisyJudge 2.0" in judge_row
     assert f"{row['kappa']:.3f} [{row['kappa_ci_low']:.3f}, {row['kappa_ci_high']:.3f}]" in judge_row
     assert f"<td>{row['mean_latency_ms']:.3f}</td>" in judge_row
+    ((tau, low, high),) = warehouse.rows("select kendall_tau, kendall_tau_ci_low, kendall_tau_ci_high from "
+                                         "judge_leaderboard_agreement where measure_name = 'recip_rank'")  # fmt: skip
+    order_row = page[page.index('class="judge-order" data-version="1" data-measure="recip_rank"'):].split("</tr>")[0]
+    assert f"{tau:.3f} [{low:.3f}, {high:.3f}]" in order_row

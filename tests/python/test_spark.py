@@ -42,9 +42,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Warehouse, dict[str
         assert result.returncode == 0, result.stderr
     record_pool(warehouse.db_path, PoolRequest("midsize", None, 20, "rrf"))  # the judging marts: floats, snippets
     record_pool(warehouse.db_path, PoolRequest("docent", None, 3, "depth"))
-    # an automatic judge of the judged pairs: the agreement marts (its bootstrap a Python model on Spark too)
+    # an automatic judge of 400 judged pairs: the agreement marts (their resamples a Python model on Spark too)
     judge_collection(warehouse.db_path, JudgeRequest("midsize", "agreement_judges:NoisyJudge",
-                                                     {"qrels": str(qrels), "keep": 0.6}, pairs="judged"))  # fmt: skip
+                                                     {"qrels": str(qrels), "keep": 0.6}, pairs="judged", limit=400))  # fmt: skip
     statuses = {}
     engines = {"duckdb": ([], TARGETS["cli"]), "spark": (["--target", "spark"], TARGETS["cli"] / "spark")}
     for engine, (args, target) in engines.items():
@@ -111,6 +111,7 @@ def test_every_mart_row_equals_duckdbs_to_1e_9(built: tuple[Warehouse, dict]) ->
     assert checked["run_tag_measures"] > 0 and checked["run_tag_comparisons"] > 0  # Docent's topics
     assert checked["judging_queue"] > 100 and checked["judging_pool_coverage"] > 3
     assert checked["judge_agreement"] == 1 and checked["judge_confusion"] > 3
+    assert checked["judge_leaderboard_agreement"] > 10
 
 
 def test_the_lessons_tests_and_the_regression_gate_pass_on_spark_as_every_node_does_on_duckdb(
