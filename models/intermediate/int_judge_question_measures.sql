@@ -217,19 +217,68 @@ measured_at_k as (
     from measure_inputs_at_k
     group by collection_id, qrels_version, labels, run_id, question_id, k, num_rel, num_ret, num_judged_nonrel,
         ideal_dcg, ideal_exp_dcg
+),
+
+{% for at_k_measures in [false, true] %}
+{{ 'at_k_measures' if at_k_measures else 'whole_ranking_measures' }} as (
+    {%- for measure in measures_at_k(at_k_measures) if measure.compared %}
+    select {{ sql_string(measure.name) }} as measure
+    {%- if not loop.last %} union all{% endif %}
+    {%- endfor %}
+),
+{% endfor %}
+
+-- one row per measure (a CASE over the columns: each table read once, as question_measures does)
+unpivoted as (
+    select
+        measured.collection_id,
+        measured.qrels_version,
+        measured.labels,
+        measured.run_id,
+        measured.question_id,
+        whole_ranking_measures.measure,
+        cast(null as integer) as k,
+        whole_ranking_measures.measure as measure_name,
+        case whole_ranking_measures.measure
+            {%- for measure in measures_at_k(false) if measure.compared %}
+            when {{ sql_string(measure.name) }} then measured.{{ measure.column }}
+            {%- endfor %}
+        end as value
+    from measured
+    cross join whole_ranking_measures
+
+    union all
+
+    select
+        measured_at_k.collection_id,
+        measured_at_k.qrels_version,
+        measured_at_k.labels,
+        measured_at_k.run_id,
+        measured_at_k.question_id,
+        at_k_measures.measure,
+        measured_at_k.k,
+        case at_k_measures.measure
+            {%- for measure in measures_at_k(true) if measure.compared %}
+            when {{ sql_string(measure.name) }} then {{ measure_name_sql(measure, 'measured_at_k.k') }}
+            {%- endfor %}
+        end as measure_name,
+        case at_k_measures.measure
+            {%- for measure in measures_at_k(true) if measure.compared %}
+            when {{ sql_string(measure.name) }} then measured_at_k.{{ measure.column }}
+            {%- endfor %}
+        end as value
+    from measured_at_k
+    cross join at_k_measures
 )
 
-{% for measure in measure_registry() if measure.compared %}
 select
     cast(collection_id as string) as collection_id,
     cast(qrels_version as integer) as qrels_version,
     cast(labels as string) as labels,
     cast(run_id as string) as run_id,
     cast(question_id as string) as question_id,
-    cast({{ sql_string(measure.name) }} as string) as measure,
-    cast({{ 'k' if measure.at_k else 'null' }} as integer) as k,
-    cast({{ measure_name_sql(measure) }} as string) as measure_name,
-    {{ measure.column }} as value
-from {{ 'measured_at_k' if measure.at_k else 'measured' }}
-{% if not loop.last %}union all{% endif %}
-{%- endfor %}
+    cast(measure as string) as measure,
+    cast(k as integer) as k,
+    cast(measure_name as string) as measure_name,
+    cast(value as double) as value
+from unpivoted

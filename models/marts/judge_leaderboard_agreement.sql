@@ -8,63 +8,12 @@
 -- (int_judge_question_resamples), each resample's leaderboards from the means over the questions it drew. The
 -- leaderboards order the runs by their means to 1e-12 per question (runs closer than that tie).
 
-with question_values as (
+with leaderboards as (
+    select * from {{ ref('int_judge_leaderboards') }}
+),
+
+question_values as (
     select * from {{ ref('int_judge_question_measures') }}
-),
-
--- resample 0 is the questions as they are; 1, 2, ... the bootstrap's
-samples as (
-    select distinct collection_id, qrels_version, 0 as resample, question_id, 1 as n_draws
-    from question_values
-    union all
-    select collection_id, qrels_version, resample, question_id, n_draws
-    from {{ ref('int_judge_question_resamples') }}
-),
-
--- each run's total over the questions drawn (its mean times the number of questions: the same order), each value
--- in units of 1e-12 (the values are in [0, 1]): integer sums are exact in any order, so the leaderboards and
--- their ties are the same on every run and engine, and the bootstrap's millions of terms need no ordered sum
-totals as (
-    select
-        samples.collection_id,
-        samples.qrels_version,
-        samples.resample,
-        question_values.measure_name,
-        question_values.run_id,
-        question_values.labels,
-        sum(samples.n_draws * cast(round(question_values.value * 1e12) as bigint)) as total
-    from samples
-    inner join question_values
-        on samples.collection_id = question_values.collection_id
-        and samples.qrels_version = question_values.qrels_version
-        and samples.question_id = question_values.question_id
-    group by samples.collection_id, samples.qrels_version, samples.resample, question_values.measure_name,
-        question_values.run_id, question_values.labels
-),
-
-paired as (
-    select
-        collection_id,
-        qrels_version,
-        resample,
-        measure_name,
-        run_id,
-        max(case when labels = 'judge' then total end) as value_from,
-        max(case when labels = 'people' then total end) as value_to
-    from totals
-    group by collection_id, qrels_version, resample, measure_name, run_id
-),
-
-leaderboards as (
-    select
-        *,
-        row_number() over (
-            partition by collection_id, qrels_version, resample, measure_name order by value_from desc, run_id
-        ) as rank_from,
-        row_number() over (
-            partition by collection_id, qrels_version, resample, measure_name order by value_to desc, run_id
-        ) as rank_to
-    from paired
 ),
 
 as_labelled as (
