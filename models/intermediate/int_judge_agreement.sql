@@ -25,11 +25,7 @@ question_cells as (
 
 -- resample 0 is the pairs as they are; 1, 2, ... the bootstrap's
 samples as (
-    select distinct collection_id, qrels_version, 0 as resample, question_id, 1 as n_draws
-    from pairs
-    union all
-    select collection_id, qrels_version, resample, question_id, n_draws
-    from {{ ref('int_judge_question_resamples') }}
+    select * from {{ ref('int_judge_question_resamples') }}
 ),
 
 -- the confusion matrix of each resample, on the grades and on relevant or not

@@ -6,6 +6,8 @@
 -- and every run of the collection is measured on each (nothing retrieved: an empty ranking). What
 -- judge_leaderboard_agreement ranks the runs by, twice.
 
+{{ config(materialized="table") }}
+
 with pairs as (
     select * from {{ ref('int_judge_agreement_pairs') }}
 ),

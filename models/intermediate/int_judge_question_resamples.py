@@ -28,11 +28,12 @@ def model(dbt, session):
             question_ids = sorted(group["question_id"])
             n_resamples, seed = bootstrap[collection_id]
             drawn = np.random.default_rng(seed).integers(0, len(question_ids), (n_resamples, len(question_ids)))
-            counts = np.zeros((n_resamples, len(question_ids)), dtype=np.int64)
-            np.add.at(counts, (np.arange(n_resamples)[:, None], drawn), 1)
+            counts = np.zeros((n_resamples + 1, len(question_ids)), dtype=np.int64)
+            counts[0] = 1  # resample 0: every question once
+            np.add.at(counts, (np.arange(1, n_resamples + 1)[:, None], drawn), 1)
             resample, question = np.nonzero(counts)
             frames.append(pd.DataFrame({
-                "collection_id": collection_id, "qrels_version": int(version), "resample": resample + 1,
+                "collection_id": collection_id, "qrels_version": int(version), "resample": resample,
                 "question_id": np.asarray(question_ids, dtype=object)[question], "n_draws": counts[resample, question],
             }))  # fmt: skip
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMN_TYPES))
