@@ -127,7 +127,7 @@
                     / sqrt(cast(kendall.n_pairs - kendall.n_tied_from as double))
                     / sqrt(cast(kendall.n_pairs - kendall.n_tied_to as double))
         end as kendall_tau,
-        case when sizes.n_runs > 1 then 2.0 / (sizes.n_runs - 1) * tau_ap.share_sum - 1.0 end as tau_ap,
+        case when sizes.n_runs > 1 then 2.0 * tau_ap.share_sum / (sizes.n_runs - 1) - 1.0 end as tau_ap,
         rbo.agreement_at_end * power({{ rbo_persistence() }}, rbo.max_depth)
             + (1.0 - {{ rbo_persistence() }}) / {{ rbo_persistence() }} * rbo.weighted_sum as rbo,
         coalesce(kendall.n_discordant, 0) as n_swapped_pairs
