@@ -72,7 +72,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     selection = ["--select", "source:raw+"] if is_built(database) else []
     if recorded and last is not None:
         changed = changed_sources(build_inputs(database, serving, []), last[0])
-        selection = source_selection(changed) if changed else selection
+        selection = source_selection(changed, database) if changed else selection
     build_started = datetime.now(UTC)
     outcome = dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES])
     if not outcome.passed:
@@ -204,7 +204,7 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
                     f"({last[1]:%Y-%m-%d %H:%M:%S} UTC), and so are its tables and {shown(serving)}; "
                     "build --force builds anyway")  # fmt: skip
         if not selects_nodes(dbt_args):
-            selection = source_selection(changed)
+            selection = source_selection(changed, database)
     started, kept = datetime.now(UTC), f"{shown(serving)} left as it was"
     try:
         outcome = loaded_dbt(database, dbt_args).build([*COMMAND_BUILD_EXCLUDES, *selection, *dbt_args])
@@ -237,9 +237,21 @@ def changed_sources(inputs: Inputs, last: Inputs) -> list[str]:
     return [table for table in inputs.changed_raw_tables(last) if table in sources]
 
 
-def source_selection(tables: list[str]) -> list[str]:
-    """dbt's selection of what reads these raw tables, with their tests."""
-    return ["--select", *(f"source:raw.{table}+" for table in tables)]
+def source_selection(tables: list[str], database: Path) -> list[str]:
+    """dbt's selection of what reads these raw tables, with their tests. Without the judges' leaderboards
+    (int_judge_question_measures and what reads it) while the warehouse has no automatic judgment: they measure
+    the runs on the pairs an automatic judge graded, so they stay empty whatever the rankings (a notebook's loop
+    of new runs would pay for them at every build)."""
+    from retrieval_metrics.judging import AUTOMATIC
+
+    selection = ["--select", *(f"source:raw.{table}+" for table in tables)]
+    if "judgments" not in tables:
+        with connect(database, read_only=True) as con:
+            automatic = con.execute("select count(*) from raw.judgments where judge_kind = $kind",
+                                    {"kind": AUTOMATIC}).fetchone()  # fmt: skip
+        if automatic == (0,):
+            selection += ["--exclude", "int_judge_question_measures+"]
+    return selection
 
 
 def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:

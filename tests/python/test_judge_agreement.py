@@ -20,6 +20,7 @@ from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from conftest import Warehouse, cli_in_process
+from retrieval_metrics.building import source_selection
 from test_qrels_version_changes import leaderboard, rbo, tau_ap
 from test_trec_agreement import make_collection
 from trec_reference import Settings, references
@@ -218,6 +219,21 @@ def test_the_judges_leaderboard_against_peoples_equals_a_direct_computation(judg
                 bounds = np.quantile(values, [0.025, 0.975])
                 assert statistics[3 * position + 1: 3 * position + 3] == pytest.approx(list(bounds), abs=1e-12), name
     assert swapped > 0  # a judge that copies 60% of the grades reorders some runs
+
+
+def test_new_rankings_rebuild_the_judges_leaderboards_only_where_a_judge_graded(
+    judged: tuple[Warehouse, Path], lesson: Warehouse
+) -> None:
+    """A build selected by changed raw tables leaves out the judges' leaderboards while no automatic judge has
+    graded anything: they are empty then, whatever the rankings."""
+    models = ["intermediate.int_judge_question_measures", "intermediate.int_judge_leaderboards",
+              "main.judge_leaderboard_agreement"]  # fmt: skip
+    assert all(lesson.rows(f"select count(*) from {model}") == [(0,)] for model in models)
+    left_out = ["--exclude", "int_judge_question_measures+"]
+    assert source_selection(["runs", "rankings"], lesson.db_path)[-2:] == left_out
+    assert source_selection(["runs", "rankings"], judged[0].db_path) == [
+        "--select", "source:raw.runs+", "source:raw.rankings+"]  # fmt: skip
+    assert left_out[0] not in source_selection(["judgments"], lesson.db_path)
 
 
 def test_a_person_correcting_the_judge_changes_the_agreement(judged: tuple[Warehouse, Path], tmp_path: Path) -> None:

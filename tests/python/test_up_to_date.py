@@ -60,6 +60,7 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     assert any(node.startswith("test.retrieval_metrics.") for node in selected)
     assert not any(node.startswith("seed.") for node in selected)
     assert "model.retrieval_metrics.int_ideal_rankings" not in selected and len(selected) < len(whole)
+    assert "model.retrieval_metrics.int_judge_question_measures" not in selected  # no automatic judge: empty
     incremental = served(serving)
     assert ("docent", "notebook_run") in {row[:2] for row in duckdb.connect(str(serving), read_only=True).execute(
         "select collection_id, run_id from run_metrics").fetchall()}  # fmt: skip
