@@ -7,17 +7,7 @@ with qrels as (
 ),
 
 ranked as (
-    select
-        collection_id,
-        question_id,
-        doc_id,
-        relevance,
-        cast(row_number() over (
-            partition by collection_id, question_id
-            order by relevance desc, doc_id
-        ) as integer) as ideal_rank
-    from qrels
-    where relevance > 0
+    {{ ideal_rankings_select('qrels') }}
 )
 
 select * from ranked

@@ -15,17 +15,7 @@ settings as (
 ),
 
 judgment_counts as (
-    select
-        qrels.collection_id,
-        qrels.question_id,
-        cast(count(*) as integer) as n_judged,
-        cast(sum(case when qrels.relevance >= settings.relevance_level then 1 else 0 end) as integer) as n_relevant,
-        cast(sum(case when qrels.relevance >= 0 and qrels.relevance < settings.relevance_level then 1 else 0 end)
-            as integer) as n_judged_nonrelevant
-    from qrels
-    inner join settings
-        on qrels.collection_id = settings.collection_id
-    group by qrels.collection_id, qrels.question_id
+    {{ judgment_counts_select('qrels', 'settings') }}
 ),
 
 question_ids as (
