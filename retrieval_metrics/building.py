@@ -237,20 +237,25 @@ def changed_sources(inputs: Inputs, last: Inputs) -> list[str]:
     return [table for table in inputs.changed_raw_tables(last) if table in sources]
 
 
-def source_selection(tables: list[str], database: Path) -> list[str]:
-    """dbt's selection of what reads these raw tables, with their tests. Without the judges' leaderboards
-    (int_judge_question_measures and what reads it) while the warehouse has no automatic judgment: they measure
-    the runs on the pairs an automatic judge graded, so they stay empty whatever the rankings (a notebook's loop
-    of new runs would pay for them at every build)."""
-    from retrieval_metrics.judging import AUTOMATIC
+# Models that hold rows only when a raw table has rows of some kind (a condition on them), with everything that reads
+# them: the judges' leaderboards measure the runs on the pairs an automatic judge graded, the judging queue and its
+# coverage list the pooled runs' documents.
+EMPTY_WITHOUT = {
+    "int_judge_question_measures": ("judgments", "judge_kind = 'automatic'"),  # judging.AUTOMATIC
+    "judging_queue": ("judging_pools", "true"),
+}
 
+
+def source_selection(tables: list[str], database: Path) -> list[str]:
+    """dbt's selection of what reads these raw tables, with their tests; without each model of EMPTY_WITHOUT, and
+    what reads it, while its raw table is not among these and has no row of its kind: the model was empty at the
+    last good build and stays so whatever the other tables (a notebook's loop of new runs would pay for them at
+    every build)."""
     selection = ["--select", *(f"source:raw.{table}+" for table in tables)]
-    if "judgments" not in tables:
-        with connect(database, read_only=True) as con:
-            automatic = con.execute("select count(*) from raw.judgments where judge_kind = $kind",
-                                    {"kind": AUTOMATIC}).fetchone()  # fmt: skip
-        if automatic == (0,):
-            selection += ["--exclude", "int_judge_question_measures+"]
+    with connect(database, read_only=True) as con:
+        for model, (table, condition) in EMPTY_WITHOUT.items():
+            if table not in tables and con.execute(f"select count(*) from raw.{table} where {condition}").fetchone() == (0,):
+                selection += ["--exclude", f"{model}+"]
     return selection
 
 

@@ -225,15 +225,16 @@ def test_new_rankings_rebuild_the_judges_leaderboards_only_where_a_judge_graded(
     judged: tuple[Warehouse, Path], lesson: Warehouse
 ) -> None:
     """A build selected by changed raw tables leaves out the judges' leaderboards while no automatic judge has
-    graded anything: they are empty then, whatever the rankings."""
+    graded anything, and the judging queue while there is no pool: they are empty then, whatever the rankings."""
     models = ["intermediate.int_judge_question_measures", "intermediate.int_judge_leaderboards",
-              "main.judge_leaderboard_agreement"]  # fmt: skip
+              "main.judge_leaderboard_agreement", "main.judging_queue", "main.judging_pool_coverage"]  # fmt: skip
     assert all(lesson.rows(f"select count(*) from {model}") == [(0,)] for model in models)
-    left_out = ["--exclude", "int_judge_question_measures+"]
-    assert source_selection(["runs", "rankings"], lesson.db_path)[-2:] == left_out
-    assert source_selection(["runs", "rankings"], judged[0].db_path) == [
-        "--select", "source:raw.runs+", "source:raw.rankings+"]  # fmt: skip
-    assert left_out[0] not in source_selection(["judgments"], lesson.db_path)
+    new_rankings = ["--select", "source:raw.runs+", "source:raw.rankings+"]
+    no_judge, no_pool = ["--exclude", "int_judge_question_measures+"], ["--exclude", "judging_queue+"]
+    assert source_selection(["runs", "rankings"], lesson.db_path) == new_rankings + no_judge + no_pool
+    assert source_selection(["runs", "rankings"], judged[0].db_path) == new_rankings + no_pool  # graded, no pool
+    assert source_selection(["judgments"], lesson.db_path) == ["--select", "source:raw.judgments+", *no_pool]
+    assert source_selection(["judging_pools"], lesson.db_path) == ["--select", "source:raw.judging_pools+", *no_judge]
 
 
 def test_a_person_correcting_the_judge_changes_the_agreement(judged: tuple[Warehouse, Path], tmp_path: Path) -> None:
