@@ -237,24 +237,28 @@ def changed_sources(inputs: Inputs, last: Inputs) -> list[str]:
     return [table for table in inputs.changed_raw_tables(last) if table in sources]
 
 
-# Models that hold rows only when a raw table has rows of some kind (a condition on them), with everything that reads
-# them: the judges' leaderboards measure the runs on the pairs an automatic judge graded, the judging queue and its
-# coverage list the pooled runs' documents.
-EMPTY_WITHOUT = {
-    "int_judge_question_measures": ("judgments", "judge_kind = 'automatic'"),  # judging.AUTOMATIC
-    "judging_queue": ("judging_pools", "true"),
-}
+def empty_without() -> dict[str, tuple[str, str]]:
+    """The models that hold rows only when a raw table has rows of some kind, with everything that reads them:
+    model -> (raw table, condition on its rows). The judges' leaderboards measure the runs on the pairs an automatic
+    judge graded; the judging queue and its coverage list the pooled runs' documents."""
+    from retrieval_metrics.judging import AUTOMATIC
+
+    return {
+        "int_judge_question_measures": ("judgments", f"judge_kind = '{AUTOMATIC}'"),
+        "judging_queue": ("judging_pools", "true"),
+    }
 
 
 def source_selection(tables: list[str], database: Path) -> list[str]:
-    """dbt's selection of what reads these raw tables, with their tests; without each model of EMPTY_WITHOUT, and
+    """dbt's selection of what reads these raw tables, with their tests; without each model of empty_without(), and
     what reads it, while its raw table is not among these and has no row of its kind: the model was empty at the
     last good build and stays so whatever the other tables (a notebook's loop of new runs would pay for them at
     every build)."""
     selection = ["--select", *(f"source:raw.{table}+" for table in tables)]
     with connect(database, read_only=True) as con:
-        for model, (table, condition) in EMPTY_WITHOUT.items():
-            if table not in tables and con.execute(f"select count(*) from raw.{table} where {condition}").fetchone() == (0,):
+        for model, (table, condition) in empty_without().items():
+            empty = con.execute(f"select count(*) from raw.{table} where {condition}").fetchone() == (0,)
+            if empty and table not in tables:
                 selection += ["--exclude", f"{model}+"]
     return selection
 
