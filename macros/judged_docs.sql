@@ -11,7 +11,7 @@
     rest re-ranked 1, 2, ..., and with ignore_identical_ids (BEIR) the document whose id is the question's dropped
     and those below moved up; rbp's weights at its rbp_persistence. -#}
 {% macro judged_docs_ctes(name, rankings, qrels, settings, label_keys=[]) -%}
-    {%- set labels = label_keys | join(', ') ~ (', ' if label_keys else '') -%}
+    {%- set labels = key_columns(label_keys) -%}
     {%- set partition = 'collection_id, ' ~ labels ~ 'run_id, question_id' -%}
 -- rbp's gain scale, as trec_eval's: the question's highest grade (>= 0) among its judgments
 {{ name }}_grade_scales as (
@@ -50,10 +50,7 @@
 {{ name }}_joined as (
     select
         kept.collection_id,
-        {%- for key in label_keys %}
-        qrels.{{ key }},
-        {%- endfor %}
-        kept.run_id,
+        {{ key_columns(label_keys, 'qrels') }}kept.run_id,
         kept.question_id,
         kept.doc_id,
         kept.rank,
@@ -73,10 +70,7 @@
     inner join {{ settings }} as settings
         on kept.collection_id = settings.collection_id
     left join {{ name }}_grade_scales as grade_scales
-        on kept.collection_id = grade_scales.collection_id
-        {%- for key in label_keys %}
-        and qrels.{{ key }} = grade_scales.{{ key }}
-        {%- endfor %}
+        on kept.collection_id = grade_scales.collection_id{{ keys_equal(label_keys, 'qrels', 'grade_scales') }}
         and kept.question_id = grade_scales.question_id
     where qrels.relevance >= 0 or not settings.judged_docs_only
 ),

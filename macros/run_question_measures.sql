@@ -2,18 +2,26 @@
     (int_questions_judged, int_ideal_rankings, int_run_questions_scaffolded, int_run_questions_measured[_at_k])
     and for int_judge_question_measures, which measures the runs again under the grades an automatic judge and
     people gave the same pairs. `keys` are the extra columns that tell those label sets apart (qrels_version,
-    labels), carried into every partition and join after collection_id, as in judged_docs_ctes; empty for the
-    runs' own models. Every argument naming a relation is a CTE name or a ref. -#}
+    labels), carried into every partition and join after collection_id by key_columns and keys_equal (as in
+    judged_docs_ctes); empty for the runs' own models. Every argument naming a relation is a CTE name or a ref. -#}
+
+{#- The extra keys at the head of a column list, "k1, k2, " (each as `alias.k` given an alias); nothing without
+    keys. -#}
+{% macro key_columns(keys, alias=none) -%}
+    {%- for key in keys %}{{ alias ~ '.' if alias }}{{ key }}, {% endfor -%}
+{%- endmacro %}
+
+{#- The extra keys as join conditions after the first: " and left.k1 = right.k1 and ...". -#}
+{% macro keys_equal(keys, left, right) -%}
+    {%- for key in keys %} and {{ left }}.{{ key }} = {{ right }}.{{ key }}{% endfor -%}
+{%- endmacro %}
 
 {#- Per (collection, keys, question) of `qrels`: how many docs are judged, how many relevant (grade >= the
     collection's relevance_level), how many judged not relevant (0 <= grade < relevance_level). -#}
 {% macro judgment_counts_select(qrels, settings, keys=[]) -%}
     select
         qrels.collection_id,
-        {%- for key in keys %}
-        qrels.{{ key }},
-        {%- endfor %}
-        qrels.question_id,
+        {{ key_columns(keys, 'qrels') }}qrels.question_id,
         cast(count(*) as integer) as n_judged,
         cast(sum(case when qrels.relevance >= settings.relevance_level then 1 else 0 end) as integer) as n_relevant,
         cast(sum(case when qrels.relevance >= 0 and qrels.relevance < settings.relevance_level then 1 else 0 end)
@@ -21,19 +29,18 @@
     from {{ qrels }} as qrels
     inner join {{ settings }} as settings
         on qrels.collection_id = settings.collection_id
-    group by qrels.collection_id, {% for key in keys %}qrels.{{ key }}, {% endfor %}qrels.question_id
+    group by qrels.collection_id, {{ key_columns(keys, 'qrels') }}qrels.question_id
 {%- endmacro %}
 
 {#- One row per positive grade of `qrels`, placed where the ideal ranking would put it: highest grade first. -#}
 {% macro ideal_rankings_select(qrels, keys=[]) -%}
-    {%- set labels = keys | join(', ') ~ (', ' if keys else '') -%}
     select
         collection_id,
-        {{ labels }}question_id,
+        {{ key_columns(keys) }}question_id,
         doc_id,
         relevance,
         cast(row_number() over (
-            partition by collection_id, {{ labels }}question_id
+            partition by collection_id, {{ key_columns(keys) }}question_id
             order by relevance desc, doc_id
         ) as integer) as ideal_rank
     from {{ qrels }}
@@ -46,7 +53,6 @@
     with judged_docs_only, and is_averaged follows its averaging. `questions` has n_judged, n_relevant and
     n_judged_nonrelevant per (collection, keys, question); `rankings` and `judged_docs` are the runs' rows. -#}
 {% macro run_questions_ctes(name, runs, questions, rankings, judged_docs, settings, keys=[]) -%}
-    {%- set labels = keys | join(', ') ~ (', ' if keys else '') -%}
 {{ name }}_retrieved_counts as (
     select
         rankings.collection_id,
@@ -63,20 +69,17 @@
 {{ name }}_judged_counts as (
     select
         collection_id,
-        {{ labels }}run_id,
+        {{ key_columns(keys) }}run_id,
         question_id,
         cast(count(*) as integer) as n_judged_retrieved
     from {{ judged_docs }}
-    group by collection_id, {{ labels }}run_id, question_id
+    group by collection_id, {{ key_columns(keys) }}run_id, question_id
 ),
 
 {{ name }} as (
     select
         runs.collection_id,
-        {%- for key in keys %}
-        questions.{{ key }},
-        {%- endfor %}
-        runs.run_id,
+        {{ key_columns(keys, 'questions') }}runs.run_id,
         questions.question_id,
         questions.n_judged,
         questions.n_relevant,
@@ -102,10 +105,7 @@
         and runs.run_id = retrieved_counts.run_id
         and questions.question_id = retrieved_counts.question_id
     left join {{ name }}_judged_counts as judged_counts
-        on runs.collection_id = judged_counts.collection_id
-        {%- for key in keys %}
-        and questions.{{ key }} = judged_counts.{{ key }}
-        {%- endfor %}
+        on runs.collection_id = judged_counts.collection_id{{ keys_equal(keys, 'questions', 'judged_counts') }}
         and runs.run_id = judged_counts.run_id
         and questions.question_id = judged_counts.question_id
 )
@@ -117,16 +117,12 @@
     `judged_docs` as judged_docs_ctes, `ideal_rankings` as ideal_rankings_select; without a cutoff, `settings`
     gives each collection's iprec_rule. -#}
 {% macro measured_ctes(name, run_questions, judged_docs, ideal_rankings, settings=none, cutoffs=none, keys=[]) -%}
-    {%- set labels = keys | join(', ') ~ (', ' if keys else '') -%}
     {%- set at_k = cutoffs is not none -%}
 -- the best ranking possible: the positive grades, highest first{{ ', its top k' if at_k }}
 {{ name }}_ideal as (
     select
         ideal.collection_id,
-        {%- for key in keys %}
-        ideal.{{ key }},
-        {%- endfor %}
-        ideal.question_id,
+        {{ key_columns(keys, 'ideal') }}ideal.question_id,
         {%- if at_k %}
         cutoffs.k,
         {{ ideal_dcg('cutoffs.k') }} as ideal_dcg,
@@ -139,7 +135,7 @@
     inner join {{ cutoffs }} as cutoffs
         on ideal.collection_id = cutoffs.collection_id
     {%- endif %}
-    group by ideal.collection_id, {% for key in keys %}ideal.{{ key }}, {% endfor %}ideal.question_id
+    group by ideal.collection_id, {{ key_columns(keys, 'ideal') }}ideal.question_id
         {{- ', cutoffs.k' if at_k }}
 ),
 
@@ -148,10 +144,7 @@
 {{ name }}_inputs as (
     select
         run_questions.collection_id,
-        {%- for key in keys %}
-        run_questions.{{ key }},
-        {%- endfor %}
-        run_questions.run_id,
+        {{ key_columns(keys, 'run_questions') }}run_questions.run_id,
         run_questions.question_id,
         {%- if at_k %}
         cutoffs.k,
@@ -171,19 +164,13 @@
         on run_questions.collection_id = settings.collection_id
     {%- endif %}
     left join {{ name }}_ideal as ideal
-        on run_questions.collection_id = ideal.collection_id
-        {%- for key in keys %}
-        and run_questions.{{ key }} = ideal.{{ key }}
-        {%- endfor %}
+        on run_questions.collection_id = ideal.collection_id{{ keys_equal(keys, 'run_questions', 'ideal') }}
         and run_questions.question_id = ideal.question_id
         {%- if at_k %}
         and cutoffs.k = ideal.k
         {%- endif %}
     left join {{ judged_docs }} as judged_docs
-        on run_questions.collection_id = judged_docs.collection_id
-        {%- for key in keys %}
-        and run_questions.{{ key }} = judged_docs.{{ key }}
-        {%- endfor %}
+        on run_questions.collection_id = judged_docs.collection_id{{ keys_equal(keys, 'run_questions', 'judged_docs') }}
         and run_questions.run_id = judged_docs.run_id
         and run_questions.question_id = judged_docs.question_id
         {%- if at_k %}
@@ -194,7 +181,7 @@
 {{ name }} as (
     select
         collection_id,
-        {{ labels }}run_id,
+        {{ key_columns(keys) }}run_id,
         question_id,
         {%- if at_k %}
         k,
@@ -208,7 +195,7 @@
         cast({{ measure.sql }} as double) as {{ measure.column }}{% if not loop.last %},{% endif %}
         {%- endfor %}
     from {{ name }}_inputs
-    group by collection_id, {{ labels }}run_id, question_id, {{ 'k, ' if at_k }}num_rel, num_ret, num_judged_nonrel,
+    group by collection_id, {{ key_columns(keys) }}run_id, question_id, {{ 'k, ' if at_k }}num_rel, num_ret, num_judged_nonrel,
         ideal_dcg, {{ 'ideal_exp_dcg' if at_k else 'iprec_rule' }}
 )
 {%- endmacro %}

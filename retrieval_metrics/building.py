@@ -257,8 +257,9 @@ def source_selection(tables: list[str], database: Path) -> list[str]:
     selection = ["--select", *(f"source:raw.{table}+" for table in tables)]
     with connect(database, read_only=True) as con:
         for model, (table, condition) in empty_without().items():
-            empty = con.execute(f"select count(*) from raw.{table} where {condition}").fetchone() == (0,)
-            if empty and table not in tables:
+            if table in tables:  # changed: what reads it is built
+                continue
+            if con.execute(f"select count(*) from raw.{table} where {condition}").fetchone() == (0,):
                 selection += ["--exclude", f"{model}+"]
     return selection
 
