@@ -55,7 +55,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     settings = ["--vars", dbt_vars] if dbt_vars else []
     check_vars(None, settings)  # the runs named may be the one being imported: not looked up
     last = last_build(database) if not settings else None  # what a plain `build` recorded
-    recorded = last is not None and build_inputs(database, serving, []).base == last[0].base
+    recorded = last is not None and build_inputs(database, []).base == last[0].base
     started = time.perf_counter()
     finished: dict[str, float] = {}
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -71,7 +71,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     waited = time.perf_counter() - started
     selection = ["--select", "source:raw+"] if is_built(database) else []
     if recorded and last is not None:
-        changed = changed_sources(build_inputs(database, serving, []), last[0])
+        changed = changed_sources(build_inputs(database, []), last[0])
         selection = source_selection(changed, database) if changed else selection
     build_started = datetime.now(UTC)
     outcome = dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES])
@@ -81,7 +81,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
                            command="import", done=done)  # fmt: skip
     build_seconds = time.perf_counter() - started - waited
     if recorded:  # recorded before publishing, as build_database does
-        record_build(database, build_inputs(database, serving, []))
+        record_build(database, build_inputs(database, []))
     published = publish_serving(database, serving)
     return (f"collection {request.collection_id}: {summary}; import {finished['import']:.1f} s, dbt loaded "
             f"alongside in {loaded:.1f} s, then built in {build_seconds:.1f} s; {published}")  # fmt: skip
@@ -191,7 +191,7 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
     dbt_args, force = take_force(dbt_args)
     check_vars(database, dbt_args)
     last = None if force else last_build(database)
-    inputs = build_inputs(database, serving, dbt_args) if last else None
+    inputs = build_inputs(database, dbt_args) if last else None
     selection: list[str] = []
     if last and inputs and inputs.base == last[0].base:
         changed = changed_sources(inputs, last[0])
@@ -217,7 +217,7 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
             raise CommandFailed(f"{database_error(database, exc)}; {kept}", 1) from None
         raise build_failed(started, outcome.stopped, 1, kept, database)
     # recorded first: publishing takes the build file's modification time, which readers compare (source_line)
-    record_build(database, build_inputs(database, serving, dbt_args))
+    record_build(database, build_inputs(database, dbt_args))
     return publish_serving(database, serving)
 
 

@@ -3,8 +3,10 @@ the last good build of the same warehouse (`build_state.last_build`; docs/increm
 
 A build reads the project (its models, macros, seeds, tests and settings files, and this package, which the
 Python models import), the dbt arguments and the environment, the versions of dbt, DuckDB and the libraries the
-models call, and the warehouse's raw tables; it writes the warehouse's other tables and the serving copy. All of
-it but the raw tables' rows is the `base` of the fingerprint; the raw tables' rows are digested table by table.
+models call, and the warehouse's raw tables; it writes the warehouse's other tables. All of it but the raw
+tables' rows is the `base` of the fingerprint (the warehouse by its file's name, not its folder: a copy elsewhere
+keeps the record); the raw tables' rows are digested table by table. The serving copy is not an input: a build
+with nothing to compute publishes it when its own record says it does not hold the build (serving_is_current).
 
 - Everything as the last good build left it: the same build would give the same bytes, so `retrieval-metrics
   build` says so and stops, without starting dbt.
@@ -95,9 +97,10 @@ def raw_rows(con: duckdb.DuckDBPyConnection, tables: list[str]) -> dict[str, str
     return digests
 
 
-def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inputs:
-    """The inputs of the build `dbt build DBT_ARGS` of `database` published to `serving`. (Whether the serving copy
-    holds the last build is not an input: serving_is_current asks its publication record.)"""
+def build_inputs(database: Path, dbt_args: Sequence[str]) -> Inputs:
+    """The inputs of the build `dbt build DBT_ARGS` of `database`. Its folder is not one: a copy of the file
+    elsewhere, under the same name, builds the same tables. Nor is the serving copy: whether it holds the last
+    build, serving_is_current asks its publication record."""
     from retrieval_metrics.dbt_runner import project_dir
 
     versions = {}
@@ -113,7 +116,7 @@ def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inpu
             "where database_name = current_database() and not internal order by all").fetchall()  # fmt: skip
         rows = raw_rows(con, [table for schema, table, kind in relations if schema == "raw" and kind == "table"])
     base = {
-        "database": str(database.absolute()),
+        "database": database.name,  # its stem is dbt's name of the database; a copy elsewhere keeps the record
         "project": files_digest(project_dir()),
         "arguments": list(dbt_args),
         "environment": sorted((k, v) for k, v in os.environ.items()
@@ -121,7 +124,6 @@ def build_inputs(database: Path, serving: Path, dbt_args: Sequence[str]) -> Inpu
         "python": sys.version,
         "versions": versions,
         "relations": [row for row in relations if f"{row[0]}.{row[1]}" != RECORD],
-        "serving": str(serving),  # whether it holds this build: serving_is_current
     }
     return Inputs(hashlib.sha256(json.dumps(base, sort_keys=True).encode()).hexdigest(), rows)
 

@@ -23,6 +23,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Self
 
 import duckdb
 import pytest
@@ -184,15 +185,17 @@ class Warehouse:
             PARSED[key] = result.result
         return PARSED[key]
 
-    def build_all(self) -> Warehouse:
-        """dbt build of everything, dbt's unit tests included, every test passing."""
-        self.build(unit_tests=True)
+    def built(self) -> Self:
+        """`retrieval-metrics build`, as a user runs it, asserting it passed: it records what it built, so that a
+        .copy() of the file (same name, another folder) builds only what changes after (up_to_date)."""
+        result = self.cli("build")
+        assert result.returncode == 0, result.stdout + result.stderr
         return self
 
-    def build(self, *args: str, unit_tests: bool = False) -> dbtRunnerResult:
-        """dbt build; fails the test on any node that errored or failed. dbt's unit tests check the project's SQL,
-        whatever the data: the builds of `lesson` and `every_retriever` run them (build_all), the others not."""
-        result = self.dbt("build", *args, *([] if unit_tests else ["--exclude-resource-type", "unit_test"]))
+    def build(self, *args: str) -> dbtRunnerResult:
+        """A plain dbt build (dbt's unit tests left out: test_lesson_scorecard runs them once); fails the test
+        on any node that errored or failed."""
+        result = self.dbt("build", *args, "--exclude-resource-type", "unit_test")
         failed = [
             f"{r.node.unique_id}: {r.status} {r.message}"
             for r in (result.result or [])
@@ -243,7 +246,7 @@ def lesson(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
 
     def build(folder: Path) -> Warehouse:
         folder.mkdir(parents=True)
-        return Warehouse(REPO_ROOT, folder / "warehouse.duckdb").ranked("--retriever", "keyword_overlap").build_all()
+        return Warehouse(REPO_ROOT, folder / "warehouse.duckdb").ranked("--retriever", "keyword_overlap").built()
 
     return built_once(tmp_path_factory, "lesson", build)
 
@@ -251,9 +254,10 @@ def lesson(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
 @pytest.fixture(scope="session")
 def every_retriever(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
     """Every installed retriever's run of the Docent questions (rank --all), built. Read it; change a .copy().
-    It starts from a copy of the lesson's warehouse, whose seeds are loaded: --all ranks keyword_overlap again."""
+    It starts from a copy of the lesson's warehouse, whose seeds are loaded: --all ranks keyword_overlap again,
+    and the build computes the new runs only."""
     return built_once(
-        tmp_path_factory, "every-retriever", lambda folder: lesson.copy(folder).ranked("--all").build_all()
+        tmp_path_factory, "every-retriever", lambda folder: lesson.copy(folder).ranked("--all").built()
     )
 
 

@@ -223,8 +223,7 @@ def test_a_notebook_connection_sees_each_new_build(every_retriever: Warehouse, t
     with duckdb.connect(str(warehouse.db_path)) as con:  # a run removed, then built and published
         con.execute("delete from raw.rankings where run_id = 'bm25'")
         con.execute("delete from raw.runs where run_id = 'bm25'")
-    warehouse.build()
-    publish(warehouse.db_path, serving, storage_version())
+    warehouse.built()  # published to `serving`, the command's default beside the build file
 
     with rm.connect(serving) as api_after:
         assert api_after.execute(count).fetchone() == (n_runs - 1,)  # the new build

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +32,14 @@ MRR (rank-independent) = 0.800 [0.600, 0.944]"""
 def built(lesson: Warehouse) -> Warehouse:
     """The shared lesson warehouse: keyword_overlap ranked and built once; these tests only read it."""
     return lesson
+
+
+def test_dbt_unit_tests_pin_every_measure(lesson: Warehouse, tmp_path: Path) -> None:
+    """dbt's unit tests (the registry's measures on hand-made questions; docs/testing.md) check the project's SQL
+    whatever the data: run once, on a copy of the lesson (dbt reads the column types of their inputs there)."""
+    result = lesson.copy(tmp_path).dbt("test", "--select", "test_type:unit")
+    statuses = [str(r.status) for r in result.result or [] if r.node.resource_type == "unit_test"]
+    assert result.success and len(statuses) >= 6 and set(statuses) == {"pass"}, result.exception or statuses
 
 
 def test_scorecard_prints_the_lessons_table(built: Warehouse) -> None:

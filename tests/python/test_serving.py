@@ -206,15 +206,15 @@ def test_publishing_again_writes_what_changed_and_equals_a_fresh_copy(lesson: Wa
     warehouse = lesson.copy(tmp_path / "build")
     serving = tmp_path / "serving.duckdb"
     publish(warehouse.db_path, serving)
-    warehouse.ranked("--retriever", "bm25").build()  # built, not published
-    warehouse.ranked("--retriever", "keyword_normalized").build()
+    warehouse.ranked("--retriever", "bm25").built()  # built, not published to `serving` (the command's is beside)
+    warehouse.ranked("--retriever", "keyword_normalized").built()
     publish(warehouse.db_path, serving)
     assert served(serving) == served(publish_fresh(warehouse.db_path, tmp_path / "fresh1.duckdb"))
-    warehouse.ranked("--retriever", "keyword_normalized").build()  # a new version of that run
+    warehouse.ranked("--retriever", "keyword_normalized").built()  # a new version of that run
     with duckdb.connect(str(warehouse.db_path)) as con:  # a run removed from the raw tables
         con.execute("delete from raw.rankings where run_id = 'bm25'")
         con.execute("delete from raw.runs where run_id = 'bm25'")
-    warehouse.build()
+    warehouse.built()
     publish(warehouse.db_path, serving)
     content = served(serving)
     assert content == served(publish_fresh(warehouse.db_path, tmp_path / "fresh2.duckdb"))

@@ -33,9 +33,11 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     warehouse = lesson.copy(tmp_path)
     build, serving, env = warehouse.db_path, tmp_path / "serving.duckdb", cli_env(warehouse.db_path)
     target = Path(env["DBT_TARGET_PATH"])
-    assert up_to_date.last_build(build) is None  # the fixture's plain dbt build dropped any record
-    first = run_cli("build", env=env)
-    assert "published" in first.stdout, first.stdout + first.stderr
+    assert up_to_date.last_build(build) is not None  # the fixture's build, recorded: a copy elsewhere keeps it
+    first = run_cli("build", env=env)  # nothing to build; this copy's serving copy is missing: published, no dbt
+    assert first.stdout.startswith("retrieval-metrics build: published ") and "dbt=" not in first.stdout, first.stdout
+    forced = run_cli("build", "--force", env=env)
+    assert "published" in forced.stdout, forced.stdout + forced.stderr
     # the build's record is written before it publishes: readers are not told the build file changed since
     assert "has been written since" not in read_line(serving)
     whole = nodes_run(target)
@@ -83,17 +85,17 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     recorded = up_to_date.last_build(build)
-    assert recorded and up_to_date.build_inputs(build, serving, []) == recorded[0]
+    assert recorded and up_to_date.build_inputs(build, []) == recorded[0]
     assert up_to_date.serving_is_current(build, serving)
-    assert up_to_date.build_inputs(build, serving, ["--vars", "{k_values: [5]}"]).base != recorded[0].base
+    assert up_to_date.build_inputs(build, ["--vars", "{k_values: [5]}"]).base != recorded[0].base
     one_run = "where run_id = 'notebook_run'"
     with duckdb.connect(str(build)) as con:  # a raw row changed: the runs, and so the rankings read through them
         con.execute(f"update raw.runs set retriever = retriever || '!' {one_run}")
-    changed = up_to_date.build_inputs(build, serving, [])
+    changed = up_to_date.build_inputs(build, [])
     assert changed.base == recorded[0].base and changed.changed_raw_tables(recorded[0]) == ["runs", "rankings"]
     with duckdb.connect(str(build)) as con:
         con.execute(f"update raw.runs set retriever = rtrim(retriever, '!') {one_run}")
-    assert up_to_date.build_inputs(build, serving, []) == recorded[0]
+    assert up_to_date.build_inputs(build, []) == recorded[0]
     # the serving copy is current while its record names the build file as it is: written since (the updates
     # above), or gone, a build publishes it again, without dbt
     ran_before = (target / "run_results.json").stat().st_mtime_ns
