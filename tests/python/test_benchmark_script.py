@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import benchmark
+import duckdb
 import pytest
 from benchmark import (
     OursSetup,
@@ -65,6 +66,22 @@ def test_generate_writes_trec_files_with_ties_and_unretrieved_relevant_docs(tmp_
     again = tmp_path / "again"
     generate(again, n_questions=20, docs_per_question=30, seed=3)
     assert (again / "run.txt").read_bytes() == run_path.read_bytes()
+
+
+def test_import_passes_times_each_pass_of_a_run(tmp_path: Path) -> None:
+    """scripts/import_passes.py (docs/speed.md) on a tiny generated run: one line per pass, each a time."""
+    _, run_path = generate(tmp_path, n_questions=20, docs_per_question=30, seed=3)
+    script = SCRIPT.with_name("import_passes.py")
+    result = subprocess.run([sys.executable, str(script), str(run_path), "--db", str(tmp_path / "passes.duckdb")],
+                            capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split("  ")[0] for line in lines] == [
+        "read the file", "read every field", "read and check (one_pass_run)", "read, check and rank (ranked_rows)",
+        "... written to a table, committed", "the duplicate check"]  # fmt: skip
+    assert all(re.search(r" \d+\.\d\d s$", line) for line in lines)
+    with duckdb.connect(str(tmp_path / "passes.duckdb"), read_only=True) as con:  # the ranked rows it wrote
+        assert con.execute("select count(*), min(rank), max(rank) from ranked_run").fetchone() == (600, 1, 30)
 
 
 def test_cli_runs_pytrec_eval_and_duckdb_sql_and_they_agree(tmp_path: Path) -> None:
