@@ -3,7 +3,7 @@ reading of `import --build`'s last line, ours_11th's cached warehouse, and (benc
 peer end to end, as `make bench` runs them.
 
 ranx is a bench-only dependency (requirements-bench.txt): the end-to-end run, which takes a minute of seven dbt
-commands, is in the bench tier with it, out of `make test`'s five minutes.
+commands, is in the bench tier with it, out of `make test`.
 """
 
 from __future__ import annotations
