@@ -42,8 +42,8 @@ FORCE = "--force"
 PROJECT_FOLDERS = {"models": None, "macros": None, "seeds": None, "tests": (".sql", ".yml", ".yaml")}
 PROJECT_FILES = ("dbt_project.yml", "profiles.yml", "selectors.yml")
 LIBRARIES = ("dbt-core", "dbt-adapters", "dbt-duckdb", "duckdb", "numpy", "scipy", "pandas")
-NOT_INPUTS = {  # where dbt writes its artifacts and logs, how it prints, and the database (in the base by path)
-    "RETRIEVAL_DB",
+NOT_INPUTS = {  # where dbt writes its artifacts and logs, how it prints, the database (in the base by name), and
+    "RETRIEVAL_DB", "RETRIEVAL_SERVING_DB",  # where the build is published (serving_is_current asks the copy)
     "DBT_TARGET_PATH", "DBT_LOG_PATH", "DBT_LOG_LEVEL", "DBT_LOG_LEVEL_FILE", "DBT_LOG_FORMAT", "DBT_LOG_FORMAT_FILE",
     "DBT_USE_COLORS", "DBT_USE_COLORS_FILE", "DBT_PRINTER_WIDTH", "DBT_QUIET", "DBT_PRINT", "DBT_DEBUG",
     "DBT_SEND_ANONYMOUS_USAGE_STATS", "DBT_PARTIAL_PARSE", "DBT_LOG_CACHE_EVENTS", "DBT_WRITE_JSON",

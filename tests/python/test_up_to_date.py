@@ -122,6 +122,20 @@ def test_the_project_files_are_in_the_fingerprint(tmp_path: Path) -> None:
     assert up_to_date.files_digest(tmp_path) != first
 
 
+def test_neither_the_folder_nor_the_serving_copy_is_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy of the file elsewhere, under the same name, or published elsewhere, has the same inputs; another name
+    (dbt's name of the database) does not."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for path in (tmp_path / "a" / "w.duckdb", tmp_path / "b" / "w.duckdb", tmp_path / "b" / "v.duckdb"):
+        duckdb.connect(str(path)).execute("create schema raw; create table raw.runs (run_id varchar)").close()
+    monkeypatch.delenv("RETRIEVAL_SERVING_DB", raising=False)
+    first = up_to_date.build_inputs(tmp_path / "a" / "w.duckdb", [])
+    monkeypatch.setenv("RETRIEVAL_SERVING_DB", str(tmp_path / "elsewhere.duckdb"))
+    assert up_to_date.build_inputs(tmp_path / "b" / "w.duckdb", []) == first
+    assert up_to_date.build_inputs(tmp_path / "b" / "v.duckdb", []).base != first.base
+
+
 def test_own_selections_are_never_narrowed() -> None:
     assert up_to_date.selects_nodes(["--select", "run_metrics"]) and up_to_date.selects_nodes(["--exclude=x"])
     assert not up_to_date.selects_nodes(["--vars", "{k_values: [1]}", "--full-refresh"])
