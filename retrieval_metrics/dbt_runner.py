@@ -194,11 +194,12 @@ class InProcessDbt:
 
 def write_run_results(results: object) -> None:
     """dbt's run_results.json of a build, where dbt writes it: its target path (--target-path or $DBT_TARGET_PATH,
-    relative to the project), else the project's target/."""
+    relative to the project), else target_path()."""
     from dbt.artifacts.schemas.run import RunExecutionResult
 
     if isinstance(results, RunExecutionResult):
-        path = project_dir() / (results.args.get("target_path") or "target") / "run_results.json"
+        given = results.args.get("target_path")
+        path = (project_dir() / given if given else target_path()) / "run_results.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         results.write(str(path))
 

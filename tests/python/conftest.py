@@ -195,13 +195,17 @@ class Warehouse:
     def build(self, *args: str) -> dbtRunnerResult:
         """A plain dbt build (dbt's unit tests left out: test_lesson_scorecard runs them once); fails the test
         on any node that errored or failed."""
-        result = self.dbt("build", *args, "--exclude-resource-type", "unit_test")
+        return self.dbt_passed("build", *args, "--exclude-resource-type", "unit_test")
+
+    def dbt_passed(self, command: str, *args: str) -> dbtRunnerResult:
+        """`dbt COMMAND ARGS` in this process (dbt), failing the test on any node that errored or failed."""
+        result = self.dbt(command, *args)
         failed = [
             f"{r.node.unique_id}: {r.status} {r.message}"
             for r in (result.result or [])
             if str(r.status) in {"error", "fail", "runtime error"}
         ]
-        assert result.success and not failed, f"dbt build failed: {failed or result.exception}"
+        assert result.success and not failed, f"dbt {command} failed: {failed or result.exception}"
         return result
 
     def copy(self, folder: Path) -> Warehouse:

@@ -49,9 +49,7 @@ def assert_equals_full_refresh(warehouse: Warehouse, folder: Path, *vars_: str) 
     """A copy computed whole (--full-refresh: every run) has the same rows in every per-run table. dbt run, not
     build: the data tests read the tables, they do not write them (the incremental builds ran them)."""
     fresh = warehouse.copy(folder)
-    result = fresh.dbt("run", "--full-refresh", *vars_)
-    assert result.success, result.exception or [f"{r.node.unique_id}: {r.message}" for r in result.result
-                                                 if str(r.status) != "success"]  # fmt: skip
+    fresh.dbt_passed("run", "--full-refresh", *vars_)
     incremental, full = snapshot(warehouse), snapshot(fresh)
     for table in PER_RUN_TABLES:
         assert incremental[table] == full[table], f"{table}: the incremental build differs from a full refresh"
