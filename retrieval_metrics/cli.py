@@ -104,9 +104,15 @@ def import_judgments(args: argparse.Namespace) -> str:
     database = database_path(args.db)
     with queued(args, database, f"import judgments into {args.collection}"):
         line = append_version(database, args.collection, args.judgments, args.judge or "human")
-        if not args.build:
-            return line
-        return f"{line}; {build_database(database, ['--vars', args.vars] if args.vars else [])}"
+        dbt_args = (["--vars", args.vars] if args.vars else []) if args.build else None
+        return built_on(line, database, dbt_args)
+
+
+def built_on(line: str, database: Path, dbt_args: list[str] | None) -> str:
+    """A new qrels version's line, then what measures on it: this build (given its dbt args), or the next."""
+    if dbt_args is None:
+        return f"{line}; the next build measures on it"
+    return f"{line}; measured on it: {build_database(database, dbt_args)}"
 
 
 def build(args: argparse.Namespace) -> str:
@@ -215,10 +221,7 @@ def judge(args: argparse.Namespace) -> str:
     request.check()
     database = database_path(args.db)
     with queued(args, database, f"judge {args.collection}" + (" and build" if args.build else "")):
-        line = judge_collection(database, request)
-        if not args.build:
-            return line
-        return f"{line}; {build_database(database, [])}"
+        return built_on(judge_collection(database, request), database, [] if args.build else None)
 
 
 def scorecard(args: argparse.Namespace) -> str:
@@ -246,8 +249,26 @@ def export(args: argparse.Namespace) -> str:
                           args.table)  # fmt: skip
 
 
+def read_only_statement(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """InputError unless `sql` is one statement that only reads: a query (SELECT, WITH, FROM, SHOW, DESCRIBE,
+    SUMMARIZE), as DuckDB's parser types it. A read-only connection still lets COPY ... TO and EXPORT DATABASE
+    write files, ATTACH open others and INSTALL/LOAD change the engine: those are refused, as is a second
+    statement."""
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise InputError(str(exc).splitlines()[0]) from None
+    if len(statements) != 1:
+        raise InputError(f"query runs one statement, not {len(statements)}: run them one at a time")
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        raise InputError(f"query only reads: {kind.name} is refused (a query is SELECT, WITH, FROM, "
+                         f"SHOW, DESCRIBE or SUMMARIZE; files are written by `{PROG} export`)")  # fmt: skip
+
+
 def query(args: argparse.Namespace) -> str:
     with reading(args, built=False) as (con, _):
+        read_only_statement(con, args.sql)
         try:
             con.sql(args.sql).show(max_width=200, max_rows=200)
         except duckdb.Error as exc:
@@ -429,8 +450,9 @@ def parser() -> Parser:
     exporting.add_argument("--digits", type=int, default=4, help="decimals of the trec values (default 4)")
     add_reader_db(exporting)
 
-    querying = command("query", query, "run one SQL statement read-only and print the result")
-    querying.add_argument("sql", help="one SQL statement")
+    querying = command("query", query, "run one read-only SQL query (SELECT, WITH, FROM, SHOW, DESCRIBE) and "
+                       "print the result")
+    querying.add_argument("sql", help="one query; other statements (COPY, ATTACH, INSTALL, a second one) are refused")
     add_reader_db(querying)
 
     benching = command("bench", bench, "benchmark against pytrec_eval, ranx and plain DuckDB SQL")

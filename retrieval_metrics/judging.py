@@ -163,7 +163,7 @@ def judge_collection(database: Path, request: JudgeRequest) -> str:
     mean, slowest = sum(latencies) / len(latencies), max(latencies)
     return (f"collection {request.collection_id}: qrels version {version} from judge {named}: {len(judgments)} "
             f"judgments of {request.pairs} pairs ({new} new, {changed} changed a grade); latency mean {mean:.3g} ms, "
-            f"max {slowest:.3g} ms; the next build measures on it")  # fmt: skip
+            f"max {slowest:.3g} ms")  # fmt: skip
 
 
 def read_items(con: duckdb.DuckDBPyConnection, request: JudgeRequest) -> list[JudgeItem]:

@@ -168,7 +168,7 @@ def import_judgments(database: Path, collection_id: str, path: Path, judge: str)
             [collection_id, version, judge.strip(), HUMAN, str(path), len(judgments), new, changed],
         )
     return (f"collection {collection_id}: qrels version {version} from {path}: {len(judgments)} judgments by "
-            f"{judge.strip()} ({new} new, {changed} changed a grade); the next build measures on it")  # fmt: skip
+            f"{judge.strip()} ({new} new, {changed} changed a grade)")  # fmt: skip
 
 
 def check_known(con: duckdb.DuckDBPyConnection, collection_id: str, path: Path, judgments: list[Judgment]) -> None:

@@ -117,7 +117,21 @@ def check_judged(con: duckdb.DuckDBPyConnection, collection_id: str) -> None:
         return
     found = con.execute("select count(*) from raw.qrels where collection_id = ?", [collection_id]).fetchone()
     if not (found and found[0]):
-        raise InputError(f"collection {collection_id!r} has no judgments yet: import --qrels (or --beir) first")
+        raise InputError(f"collection {collection_id!r} has no judgments yet: import --qrels (or --beir) first"
+                         f"{elsewhere(con, collection_id)}")  # fmt: skip
+
+
+def collection_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every collection the warehouse holds anything of (Docent's seeds always), in order."""
+    held = " union ".join(f"select collection_id from raw.{table}" for table in ("qrels", "questions", "documents", "runs"))
+    return sorted({SEEDED_COLLECTION, *(c for (c,) in con.execute(held).fetchall())})
+
+
+def elsewhere(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
+    """For an error about a collection the warehouse has nothing of: the collections it has, as '; the
+    warehouse's collections: a, b' (empty if it holds something of this one)."""
+    known = collection_ids(con)
+    return "" if collection_id in known else f"; the warehouse's collections: {', '.join(known)}"
 
 
 def replace_judgments(

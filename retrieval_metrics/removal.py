@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 
+from retrieval_metrics.raw_tables import elsewhere
 from retrieval_metrics.warehouse import SEEDED_COLLECTION, InputError, check_identifier, connect, transaction
 
 RUN_TABLES = ("rankings", "chunk_rankings", "question_latencies", "judging_pools", "runs")
@@ -68,7 +69,7 @@ def remove(database: Path, collection_id: str, run_id: str | None = None, judgme
         tables = RUN_TABLES if collection_id == SEEDED_COLLECTION else (*RUN_TABLES, *COLLECTION_TABLES)
         rows = delete(con, tables, "collection_id = ?", [collection_id])
         if not rows:
-            raise InputError(f"the warehouse has no collection {collection_id!r}")
+            raise InputError(f"the warehouse has no collection {collection_id!r}{elsewhere(con, collection_id)}")
         record(con, collection_id, None, "runs" if collection_id == SEEDED_COLLECTION else "collection")
         kept = f" ({SEEDED_COLLECTION}'s seeds stay)" if collection_id == SEEDED_COLLECTION else ""
         return (f"removed collection {collection_id}{kept}: {len(runs)} runs, {rows} rows; the next build drops "

@@ -281,7 +281,8 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
         (["--collection", "gen", "--set", "relevance_level=4294967296"],
          "collection 'gen': setting relevance_level: '4294967296' is more than 2147483647"),
         (["--collection", "elsewhere", "--set", "k_values=5"],
-         "collection 'elsewhere' has no judgments yet: import --qrels (or --beir) first"),
+         "collection 'elsewhere' has no judgments yet: import --qrels (or --beir) first; the warehouse's "
+         "collections: docent, gen"),
     ],
 )  # fmt: skip
 def test_bad_settings_are_refused_in_one_line_and_change_nothing(two_collections, args, message) -> None:

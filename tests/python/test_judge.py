@@ -130,7 +130,7 @@ def test_the_example_judge_grades_the_queue_and_a_person_later_overrides_it(pool
     assert line.startswith(f"retrieval-metrics judge: collection gen: qrels version 2 from judge {EXAMPLE} (version "
                            f"1.0): {len(before)} judgments of queue pairs ({len(before)} new, 0 changed a grade); "
                            "latency mean ")  # fmt: skip
-    assert "the next build measures on it; " in line and "published" in line
+    assert "; measured on it: published " in line and "next build" not in line
     judge_rows = ("select question_id, doc_id, grade, judge, judge_kind, note, rationale, latency_ms "
                   "from raw.judgments where collection_id = 'gen' and qrels_version = 2 order by all")  # fmt: skip
     rows = warehouse.rows(judge_rows)

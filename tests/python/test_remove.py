@@ -81,7 +81,8 @@ def test_a_removed_run_and_then_its_collection_leave_every_mart(two_collections:
     ("args", "message"),
     [
         (["--collection", "gen", "--run-id", "nope"], "collection 'gen' has no run 'nope' (its runs: run0, run1)"),
-        (["--collection", "nowhere", "--all", "--yes"], "the warehouse has no collection 'nowhere'"),
+        (["--collection", "nowhere", "--all", "--yes"],
+         "the warehouse has no collection 'nowhere'; the warehouse's collections: docent, gen"),
         (["--collection", "docent", "--judgments"], "docent's judgments are the seeds (seeds/golden_qrels.csv)"),
         (["--collection", "gen"], "one of the arguments --run-id --judgments --all is required"),
         (["--collection", "bad name", "--all", "--yes"], "collection 'bad name' is not a plain identifier"),
