@@ -5,7 +5,11 @@
     them); tau_AP (Yilmaz, Aslam and Robertson 2008) of the `from` leaderboard against the `to` one, where a swap
     near the top costs more; rank-biased overlap (Webber, Moffat and Zobel 2010, extrapolated, persistence the
     var rbo_persistence); n_swapped_pairs, and with `with_swaps` the pairs of runs the `to` leaderboard reverses
-    (swapped_pairs). qrels_version_leaderboard_changes (two qrels versions) and judge_leaderboard_agreement (a
+    (swapped_pairs). Each statistic stays in its range by construction, and two identical leaderboards give
+    exactly 1: tau-b is one division of the integer C - D by the square root of an integer product, which is
+    never below |C - D| (C / sqrt(C * C) = 1 exactly); tau_AP adds shares of at most 1 each; RBO is 1 minus the
+    rank-weighted share of runs missing from the other top d, a sum of terms >= 0 that is exactly 0 when the
+    orders agree. qrels_version_leaderboard_changes (two qrels versions) and judge_leaderboard_agreement (a
     judge's labels and people's, resample by resample) read it. -#}
 {% macro leaderboard_correlations_ctes(name, leaderboards, keys, with_swaps=true) -%}
     {%- set group_keys = keys | join(', ') -%}
@@ -85,7 +89,8 @@
     group by {{ group_keys }}
 ),
 
--- RBO: the overlap of the two leaderboards' top d, for every depth d = 1 .. n_runs
+-- RBO: the share of either leaderboard's top d missing from the other's, for every depth d = 1 .. n_runs
+-- (1 - X_d / d, X_d the runs in both: one division of integers, exactly 0 where the two tops agree)
 {{ name }}_depth_overlaps as (
     select
         {%- for key in keys %}
@@ -93,7 +98,7 @@
         {%- endfor %}
         depth.rank_from as depth,
         max(sizes.n_runs) as max_depth,
-        cast(count(member.run_id) as double) / depth.rank_from as agreement
+        cast(depth.rank_from - count(member.run_id) as double) / depth.rank_from as disagreement
     from {{ leaderboards }} as depth
     inner join {{ name }}_sizes as sizes
         on {% for key in keys %}depth.{{ key }} = sizes.{{ key }}{% if not loop.last %}
@@ -108,9 +113,9 @@
 {{ name }}_rbo as (
     select
         {{ group_keys }},
-        max(case when depth = max_depth then agreement end) as agreement_at_end,
+        max(case when depth = max_depth then disagreement end) as disagreement_at_end,
         max(max_depth) as max_depth,
-        {{ ordered_sum('agreement * power(' ~ rbo_persistence() ~ ', depth)', 'depth') }} as weighted_sum
+        {{ ordered_sum('disagreement * power(' ~ rbo_persistence() ~ ', depth)', 'depth') }} as weighted_disagreement
     from {{ name }}_depth_overlaps
     group by {{ group_keys }}
 ),
@@ -121,15 +126,19 @@
         sizes.{{ key }},
         {%- endfor %}
         sizes.n_runs,
+        -- (C - D) / sqrt((P - T_from) (P - T_to)): the product an exact integer, so its rounded square root is
+        -- never below min(P - T_from, P - T_to) >= |C - D|
         case
             when (kendall.n_pairs - kendall.n_tied_from) * (kendall.n_pairs - kendall.n_tied_to) > 0
-                then (kendall.n_concordant - kendall.n_discordant)
-                    / sqrt(cast(kendall.n_pairs - kendall.n_tied_from as double))
-                    / sqrt(cast(kendall.n_pairs - kendall.n_tied_to as double))
+                then cast(kendall.n_concordant - kendall.n_discordant as double)
+                    / sqrt(cast((kendall.n_pairs - kendall.n_tied_from) * (kendall.n_pairs - kendall.n_tied_to)
+                        as double))
         end as kendall_tau,
         case when sizes.n_runs > 1 then 2.0 * tau_ap.share_sum / (sizes.n_runs - 1) - 1.0 end as tau_ap,
-        rbo.agreement_at_end * power({{ rbo_persistence() }}, rbo.max_depth)
-            + (1.0 - {{ rbo_persistence() }}) / {{ rbo_persistence() }} * rbo.weighted_sum as rbo,
+        -- RBO_EXT = (X_N / N) p^N + (1 - p) / p * sum_d (X_d / d) p^d = 1 - (that sum with 1 - X_d / d in
+        -- place of X_d / d): a geometric series that is exactly 1 taken out, 1 exactly when the orders agree
+        1.0 - rbo.disagreement_at_end * power({{ rbo_persistence() }}, rbo.max_depth)
+            - (1.0 - {{ rbo_persistence() }}) / {{ rbo_persistence() }} * rbo.weighted_disagreement as rbo,
         coalesce(kendall.n_discordant, 0) as n_swapped_pairs
         {%- if with_swaps %},
         swaps.swapped_pairs

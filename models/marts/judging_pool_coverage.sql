@@ -46,16 +46,39 @@ per_question as (
     group by collection_id, run_id, question_id
 ),
 
+-- the run's questions by the size of their top (pool_depth, or fewer where the run returned fewer), with integer
+-- sums of their judged documents
+per_top_size as (
+    select
+        collection_id,
+        run_id,
+        n_top,
+        count(*) as n_questions,
+        sum(n_judged) as n_judged,
+        sum(n_judged_after) as n_judged_after,
+        sum(n_top - n_judged) as n_unjudged_now,
+        sum(n_top - n_judged_after) as n_unjudged_after
+    from per_question
+    group by collection_id, run_id, n_top
+),
+
+-- the mean of the questions' shares: where every top has the same size n (the usual case), one division of two
+-- integers, judged / (n * questions), exact (24 of 48 is 0.5); else the sum over the sizes n of judged / n, in
+-- size order, over the questions. Each part is at most its questions' count, so the mean is never above 1.
 per_run as (
     select
         collection_id,
         run_id,
-        count(*) as n_questions,
-        {{ ordered_sum('cast(n_judged as double) / n_top', 'question_id') }} / count(*) as judged_now,
-        {{ ordered_sum('cast(n_judged_after as double) / n_top', 'question_id') }} / count(*) as judged_after,
-        sum(n_top - n_judged) as n_unjudged_now,
-        sum(n_top - n_judged_after) as n_unjudged_after
-    from per_question
+        sum(n_questions) as n_questions,
+        {%- for column in ['judged', 'judged_after'] %}
+        case
+            when count(*) = 1 then cast(sum(n_{{ column }}) as double) / sum(n_top * n_questions)
+            else {{ ordered_sum('cast(n_' ~ column ~ ' as double) / n_top', 'n_top') }} / sum(n_questions)
+        end as {{ 'judged_now' if column == 'judged' else column }},
+        {%- endfor %}
+        sum(n_unjudged_now) as n_unjudged_now,
+        sum(n_unjudged_after) as n_unjudged_after
+    from per_top_size
     group by collection_id, run_id
 )
 

@@ -122,8 +122,10 @@ select
     run_metrics.ndcg as run_ndcg,
     cast(case when missed.is_averaged then (1.0 - missed.question_recall) / run_metrics.n_questions end as double)
         as recall_cost,
-    cast(case when missed.is_averaged and run_metrics.n_questions > 1 then
-        (run_metrics.recall * run_metrics.n_questions - missed.question_recall) / (run_metrics.n_questions - 1)
+    -- recovered from the rounded mean, so held in [0, 1]
+    cast(case when missed.is_averaged and run_metrics.n_questions > 1 then {{ clamped(
+        '(run_metrics.recall * run_metrics.n_questions - missed.question_recall) / (run_metrics.n_questions - 1)',
+        0.0, 1.0) }}
     end as double) as run_recall_without_question,
     cast(case when missed.is_averaged then (1.0 - missed.question_ndcg) / run_metrics.n_questions end as double)
         as ndcg_cost
