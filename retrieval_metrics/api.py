@@ -125,14 +125,16 @@ def from_tuples(rows: Iterable[tuple[Any, ...]]) -> tuple[str, list[object], str
 
 def build(*dbt_args: str, database: str | Path | None = None, wait: float = DEFAULT_WAIT) -> str:
     """dbt build of the warehouse (with any dbt arguments, e.g. "--select", "source:raw+"), then its serving
-    copy; returns the line `retrieval-metrics build` prints. Raises if the build fails. Another writer of the
-    database is waited for, up to `wait` seconds. dbt runs in this process, loaded at the first build and kept
-    for the next ones (while the project and its --vars stay the same), as a notebook calls it again and again."""
+    copy; returns the line `retrieval-metrics build` prints. Raises if the build fails; a data test that warned
+    (e.g. a question no judgment makes relevant) gets a line on stderr and is counted in the line returned.
+    Another writer of the database is waited for, up to `wait` seconds. dbt runs in this process, loaded at the
+    first build and kept for the next ones (while the project and its --vars stay the same), as a notebook calls
+    it again and again."""
     from retrieval_metrics.building import build_database
 
     path = database_path(database)
     with queued_writer(path, "build", wait):
-        return build_database(path, dbt_args)
+        return build_database(path, dbt_args, "retrieval_metrics.build")
 
 
 def remove(

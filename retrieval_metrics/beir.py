@@ -4,7 +4,8 @@ raw_tables.replace_judgments takes. Errors name the file and, where it can be fo
 
 Refused, so that nothing imported can fail a later build: an `_id` that is not a JSON string (`"_id": 3`: no
 coercion), a document without `text` (or a null one), a qrels file whose first line is not the header
-query-id, corpus-id, score (tab-separated), and a judgment of a document the corpus does not have."""
+query-id, corpus-id, score (tab-separated), and a judgment of a question the queries do not have or of a
+document the corpus does not have."""
 
 from __future__ import annotations
 
@@ -97,6 +98,15 @@ def check_beir(con: duckdb.DuckDBPyConnection, folder: Path, split: str) -> None
     if bad:
         raise InputError(f"{qrels}: score {bad[0]!r} is not an integer (or a column is empty)")
     check_unique(con, qrels, "qrels_text", "judgment")
+    unknown = con.execute(
+        "select question_id, doc_id from qrels_text as judged "
+        "where not exists (select 1 from questions_in as questions where questions.question_id = judged.question_id) "
+        "order by question_id, doc_id limit 1"
+    ).fetchone()
+    if unknown:
+        line = line_of_judgment(qrels, *unknown)
+        queries = folder / JSON_FILES[1][0]
+        raise InputError(f"{at(qrels, line)}: question {unknown[0]!r} is not a question of {queries.name}")
     unknown = con.execute(
         "select question_id, doc_id from qrels_text as judged "
         "where not exists (select 1 from documents_in as docs where docs.doc_id = judged.doc_id) "

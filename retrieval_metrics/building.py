@@ -82,9 +82,25 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     build_seconds = time.perf_counter() - started - waited
     if recorded:  # recorded before publishing, as build_database does
         record_build(database, build_inputs(database, []))
+    warned = build_warnings(build_started, database, f"{PROG} import")
     published = publish_serving(database, serving)
     return (f"collection {request.collection_id}: {summary}; import {finished['import']:.1f} s, dbt loaded "
-            f"alongside in {loaded:.1f} s, then built in {build_seconds:.1f} s; {published}")  # fmt: skip
+            f"alongside in {loaded:.1f} s, then built in {build_seconds:.1f} s; {published}{warned}")  # fmt: skip
+
+
+def build_warnings(started: datetime, database: Path, prefix: str) -> str:
+    """Print on stderr one line per node of the build just run (since `started`) that warned (a data test of
+    severity warn that found rows: a question no run can score, a run's question its collection lacks), with its
+    first rows; the clause the build's summary ends with ('' if none)."""
+    from retrieval_metrics.dbt_runner import node_warnings
+
+    warnings = node_warnings(started, database)
+    for warning in warnings:
+        where = f"; first: {'; '.join(warning.examples)}" if warning.examples else ""
+        print(f"{prefix}: warning: {warning.node}: {warning.message}{where}", file=sys.stderr, flush=True)
+    if not warnings:
+        return ""
+    return f"; {len(warnings)} warning{'s' if len(warnings) != 1 else ''} (above)"
 
 
 def is_built(database: Path) -> bool:
@@ -169,10 +185,11 @@ def loaded_dbt(database: Path, dbt_args: Sequence[str]) -> InProcessDbt:
     return LOADED[key]
 
 
-def build_database(database: Path, dbt_args: Sequence[str]) -> str:
+def build_database(database: Path, dbt_args: Sequence[str], prefix: str = f"{PROG} build") -> str:
     """dbt build on the database, then publish its serving copy; one line saying so, or CommandFailed. dbt runs
     in this process (loaded_dbt: kept for the notebook's next rm.build()). With `--target spark`, the build runs
-    on Spark instead, from the database's raw tables (retrieval_metrics.spark)."""
+    on Spark instead, from the database's raw tables (retrieval_metrics.spark). Each node that warned gets a line
+    on stderr, after `prefix` (build_warnings)."""
     from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, DbtFailed, target_of
 
     if target_of(dbt_args) == "spark":
@@ -218,7 +235,8 @@ def build_database(database: Path, dbt_args: Sequence[str]) -> str:
         raise build_failed(started, outcome.stopped, 1, kept, database)
     # recorded first: publishing takes the build file's modification time, which readers compare (source_line)
     record_build(database, build_inputs(database, dbt_args))
-    return publish_serving(database, serving)
+    warned = build_warnings(started, database, prefix)
+    return publish_serving(database, serving) + warned
 
 
 def raw_sources() -> set[str]:

@@ -96,6 +96,19 @@ def node_failures(since: datetime, database: Path | None, target: Path | None = 
     """The failed nodes of the dbt run that wrote run_results.json (in `target`, else target_path()) after
     `since` (none if it did not): each with the first line of its message and, for a data test and given the
     database, the keys of up to three of its failing rows, queried read-only with the test's compiled SQL."""
+    return node_results(since, database, target, FAILED)
+
+
+def node_warnings(since: datetime, database: Path | None, target: Path | None = None) -> list[NodeFailure]:
+    """The nodes that warned (a data test of severity warn that found rows) in the dbt run that wrote
+    run_results.json after `since`, as node_failures gives the failed ones."""
+    return node_results(since, database, target, {"warn"})
+
+
+def node_results(
+    since: datetime, database: Path | None, target: Path | None, statuses: set[str]
+) -> list[NodeFailure]:
+    """The nodes with one of these statuses in run_results.json, if written after `since` (node_failures)."""
     try:
         results = json.loads(((target or target_path()) / "run_results.json").read_text())
     except (OSError, ValueError):
@@ -108,7 +121,7 @@ def node_failures(since: datetime, database: Path | None, target: Path | None = 
         return []
     failures = []
     for result in results.get("results", []):
-        if result.get("status") not in FAILED:
+        if result.get("status") not in statuses:
             continue
         kind, _, name = (result["unique_id"].split(".") + ["", ""])[:3]  # test.<project>.<name>[.<hash>]
         message = " ".join((result.get("message") or "").split())[:300]
@@ -120,14 +133,15 @@ def node_failures(since: datetime, database: Path | None, target: Path | None = 
 
 
 def failing_rows(database: Path, compiled_sql: str, limit: int = 3) -> list[str]:
-    """Up to `limit` failing rows of a data test, as `key=value` of their key columns (else their first three)."""
+    """Up to `limit` failing rows of a data test (the first in the order of their columns), as `key=value` of
+    their key columns (else their first three)."""
     import duckdb
 
     if not compiled_sql.strip():
         return []
     try:
         with duckdb.connect(str(database), read_only=True) as con:
-            relation = con.sql(f"select * from ({compiled_sql}) as failing limit {limit}")
+            relation = con.sql(f"select * from ({compiled_sql}) as failing order by all limit {limit}")
             columns = relation.columns
             rows = relation.fetchall()
     except duckdb.Error:

@@ -10,7 +10,12 @@ shows each stage's rows and rows/s on stderr.
 
 Nothing imported can fail a later build's tests: where the collection has a corpus (Docent's seeds, or an
 imported BEIR corpus) a run may rank only its documents, checked after the writes, in the same transaction
-(check_ranked_docs), as the build's test of rankings against documents checks them.
+(check_ranked_docs), as the build's test of rankings against documents checks them. Nor is a question dropped
+without a word: where the collection knows its questions (Docent's seeds, an imported BEIR folder's), a run
+(check_ranked_questions) and TREC qrels (check_qrels_known) may name only those. A collection of TREC qrels and
+runs only measures the questions its judgments name, as trec_eval does: the command says on a line of its own
+how many of a run's questions that leaves out, and gives a hint when the run's rank and score columns look
+swapped (run_notes). Replaced judgments are counted in the summary, before and after.
 
 A run's ir_metadata block (the `# ir_metadata.start` ... `# ir_metadata.end` comment lines at its top) is kept,
 as JSON, in raw.runs.ir_metadata; a run without one gets null. `-` as the run or the qrels (not both) reads it
@@ -35,8 +40,16 @@ import duckdb
 from retrieval_metrics import beir, tagging, trec
 from retrieval_metrics.progress import Stages
 from retrieval_metrics.raw_tables import Run, check_judged, replace_judgments, replace_run
-from retrieval_metrics.scored_runs import CHUNK_SEPARATOR, check_chunk_rule, collection_doc_ids, write_scored_run
+from retrieval_metrics.scored_runs import (
+    CHUNK_SEPARATOR,
+    check_chunk_rule,
+    collection_doc_ids,
+    collection_question_ids,
+    unknown_question,
+    write_scored_run,
+)
 from retrieval_metrics.warehouse import (
+    PROG,
     SEEDED_COLLECTION,
     InputError,
     check_identifier,
@@ -153,16 +166,21 @@ def import_files(database: Path, request: ImportRequest, desc: str) -> str:
             trec.check_qrels(con, request.qrels)
         elif request.beir:
             beir.check_beir(con, request.beir, request.split)
+        notes: list[str] = []
         try:
             if request.chunk_rule:  # a chunk run takes the careful read, then the checks every scored run gets
                 raise CarefulReadNeeded("a chunk run")
             with transaction(con):
-                return write(con, request, stages, tags=tags)
+                summary = write(con, request, stages, tags=tags, notes=notes)
         except CarefulReadNeeded:
             assert request.run is not None
             careful_rows = trec.read_run(con, request.run)
+            notes.clear()
             with transaction(con):
-                return write(con, request, stages, careful_rows, tags)
+                summary = write(con, request, stages, careful_rows, tags, notes)
+    for note in notes:  # committed: each on its own line
+        print(f"{PROG} import: {note}", file=sys.stderr, flush=True)
+    return summary
 
 
 def write(
@@ -171,11 +189,13 @@ def write(
     stages: Stages | None = None,
     careful_rows: str | None = None,
     tags: list[tuple[str, str, str]] | None = None,
+    notes: list[str] | None = None,
 ) -> str:
     """Write the checked judgments (temp tables qrels_in, and questions_in / documents_in for BEIR), the run and/or
     the questions' tags (tagging.read_tags_file's rows), in the current transaction. The run's rows come
     from the careful read's query (`careful_rows`), else from the file in one pass, which raises
-    CarefulReadNeeded on any line it does not take.
+    CarefulReadNeeded on any line it does not take. Returns the summary; `notes` gets the lines the command
+    prints on their own (run_notes).
     """
     judged = bool(request.qrels or request.beir)
     collection_id = request.collection_id
@@ -195,7 +215,8 @@ def write(
         run = Run(collection_id, request.run_id, tag, parameters, trec.run_metadata(request.run))
         try:
             if request.chunk_rule:  # the chunks as given go to raw.chunk_rankings, their docs to raw.rankings
-                n_rows = write_scored_run(con, run, rows, chunk_rule=request.chunk_rule, check_docs=False)
+                n_rows = write_scored_run(con, run, rows, chunk_rule=request.chunk_rule, check_docs=False,
+                                          check_questions=False)  # fmt: skip
             else:
                 n_rows = replace_run(con, run, trec.ranked_rows(rows))
         except duckdb.Error as exc:
@@ -215,9 +236,17 @@ def write(
         stages.begin("write")
     if judged:
         is_beir = request.beir is not None
+        if not is_beir:
+            assert request.qrels is not None
+            check_qrels_known(con, collection_id, request.qrels)
+        counts = "select count(*), count(distinct question_id) from "
+        before = con.execute(f"{counts} raw.qrels where collection_id = ?", [collection_id]).fetchone()
         replace_judgments(con, collection_id, "qrels_in", *(("questions_in", "documents_in") if is_beir else ()))
-        n_qrels, n_questions = con.execute("select count(*), count(distinct question_id) from qrels_in").fetchone()
-        summary.append(f"{n_qrels} judgments for {n_questions} questions")
+        n_qrels, n_questions = con.execute(f"{counts} qrels_in").fetchone()
+        judgments = f"{n_qrels} judgments for {n_questions} questions"
+        if before[0]:  # what the collection's base judgments were
+            judgments += f", replacing {before[0]} judgments for {before[1]} questions"
+        summary.append(judgments + unjudged_questions(con, collection_id))
         if is_beir:
             summary.append(f"{con.execute('select count(*) from documents_in').fetchone()[0]} documents")
     if tags is not None:
@@ -225,10 +254,112 @@ def write(
         summary.append(f"{n_tags} tags of {len({question_id for question_id, _, _ in tags})} questions")
     elif judged:
         tagging.check_tagged_questions(con, collection_id)
+    check_ranked_questions(con, request)
     check_ranked_docs(con, request)
     if run_summary:
         summary.append(run_summary)
+        if notes is not None:
+            notes.extend(run_notes(con, request))
     return "; ".join(summary)
+
+
+def unjudged_questions(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
+    """After TREC qrels replaced the judgments of a collection that knows its questions (they stay): how many of
+    them have no judgment now, as a clause of the summary ('' if none)."""
+    known = collection_question_ids(con, collection_id)
+    if known is None:
+        return ""
+    n_known, n_unjudged = con.execute(
+        f"select count(*), count(*) filter (where question_id not in "
+        f"(select question_id from raw.qrels where collection_id = ?)) from ({known})",
+        [collection_id],
+    ).fetchone()
+    if not n_unjudged:
+        return ""
+    has = "has" if n_unjudged == 1 else "have"
+    return f" ({n_unjudged} of its {n_known} questions {has} no judgment now: each scores 0 until judged)"
+
+
+def check_qrels_known(con: duckdb.DuckDBPyConnection, collection_id: str, qrels: Path) -> None:
+    """InputError, naming the line, for a TREC qrels line (temp table qrels_in) whose question the collection
+    does not know (if it knows its questions: Docent's seeds, an imported BEIR folder's), or whose doc its
+    corpus lacks (if it has one): TREC qrels replace the judgments only, and the build tests both."""
+    found = unknown_question(con, collection_id, "select question_id, doc_id from qrels_in")
+    if found:
+        line = trec.line_of(qrels, lambda parts: parts[0] == found[0])
+        raise InputError(f"{trec.at(qrels, line)}: question {found[0]!r} is not a question of collection "
+                         f"{collection_id!r}")  # fmt: skip
+    known = collection_doc_ids(con, collection_id)
+    if known is None:
+        return
+    found = con.execute(
+        f"select question_id, doc_id from qrels_in as judged "
+        f"where not exists (select 1 from ({known}) as docs where docs.doc_id = judged.doc_id) "
+        "order by question_id, doc_id limit 1"
+    ).fetchone()
+    if found:
+        line = trec.line_of(qrels, lambda parts: parts[:1] + parts[2:3] == list(found))
+        raise InputError(f"{trec.at(qrels, line)}: doc {found[1]!r} is not a document of collection "
+                         f"{collection_id!r}")  # fmt: skip
+
+
+def check_ranked_questions(con: duckdb.DuckDBPyConnection, request: ImportRequest) -> None:
+    """InputError, after the writes of the current transaction, if a run ranks for a question that its collection
+    does not know, where it knows its questions (Docent's seeds, an imported BEIR folder's): the imported run,
+    and with a BEIR folder (new questions) every run of the collection, the imported one first. The measures
+    would leave such a question out without a word. One anti-join on the rankings; the line is looked up on the
+    error path only."""
+    if not (request.run or request.beir):
+        return
+    which = "" if request.beir else "and run_id = ?"
+    found = unknown_question(
+        con,
+        request.collection_id,
+        f"select run_id is distinct from ? as other_run, run_id, question_id, doc_id from raw.rankings "
+        f"where collection_id = ? {which}",
+        [request.run_id, request.collection_id, *([] if request.beir else [request.run_id])],
+        order="other_run, run_id, question_id, doc_id",
+    )
+    if not found:
+        return
+    other_run, run_id, question_id, doc_id = found
+    if request.run and not other_run:
+        line = trec.line_of(request.run, lambda parts: parts[0] == question_id)
+        raise InputError(f"{trec.at(request.run, line)}: question {question_id!r} is not a question of collection "
+                         f"{request.collection_id!r}")  # fmt: skip
+    assert request.beir is not None
+    queries = request.beir / beir.JSON_FILES[1][0]
+    raise InputError(
+        f"{queries}: no question {question_id!r} judged in this split, which run {run_id!r} of collection "
+        f"{request.collection_id!r} ranks (import that run again with this folder)"
+    )
+
+
+def run_notes(con: duckdb.DuckDBPyConnection, request: ImportRequest) -> list[str]:
+    """The lines an imported run gets on their own: in a collection that does not know its questions (TREC qrels
+    and runs only), how many of the run's questions have no judgment (not measured, as trec_eval does); and a
+    hint when the file's rank and score columns look swapped (trec.swapped_columns)."""
+    notes = []
+    collection_id, run_id = request.collection_id, request.run_id
+    if collection_question_ids(con, collection_id) is None:
+        (unjudged,) = con.execute(
+            """
+            select count(*)
+            from (select distinct question_id from raw.rankings where collection_id = $c and run_id = $r)
+            where question_id not in (select question_id from raw.qrels where collection_id = $c
+                union all select question_id from raw.judgments where collection_id = $c)
+            """,
+            {"c": collection_id, "r": run_id},
+        ).fetchone()
+        if unjudged:
+            what = "1 question has" if unjudged == 1 else f"{unjudged} questions have"
+            notes.append(f"run {run_id}: {what} no judgments in collection {collection_id}: not measured "
+                         "(trec_eval does the same)")  # fmt: skip
+    assert request.run is not None
+    hint = trec.swapped_columns(con, request.run)
+    if hint:
+        notes.append(f"run {run_id}: hint: {hint}")
+    return notes
 
 
 def check_ranked_docs(con: duckdb.DuckDBPyConnection, request: ImportRequest) -> None:

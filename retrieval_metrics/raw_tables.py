@@ -141,11 +141,13 @@ def replace_judgments(
     questions: str | None = None,
     documents: str | None = None,
 ) -> None:
-    """Replace an imported collection's judgments, questions and documents with the rows of the given tables
-    (qrels: question_id, doc_id, relevance; questions: question_id, question_text; documents: doc_id, title,
-    doc_text). Only the questions that have judgments are kept: the others are not part of the evaluation."""
+    """Replace an imported collection's judgments, and its questions and documents if given, with the rows of the
+    given tables (qrels: question_id, doc_id, relevance; questions: question_id, question_text; documents: doc_id,
+    title, doc_text). Only the questions that have judgments are kept: the others are not part of the evaluation.
+    Without questions and documents (TREC qrels), the collection's stay as they are."""
     key = [collection_id]
-    for table in ("qrels", "questions", "documents"):
+    given = {"qrels": qrels, "questions": questions, "documents": documents}
+    for table in (name for name, rows in given.items() if rows):
         con.execute(f"delete from raw.{table} where collection_id = ?", key)
     con.execute(
         f"insert into raw.qrels (collection_id, question_id, doc_id, relevance) "

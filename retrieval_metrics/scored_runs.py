@@ -4,7 +4,8 @@ the TREC import would have written the same rows.
 
 - Checks, each refused with one line naming the question and the problem, before anything is written: a
   missing id, a missing or non-finite score, a (question, doc) given twice, and a doc id the collection does
-  not have (where the warehouse knows its documents: Docent's seeds, an imported BEIR corpus).
+  not have (where the warehouse knows its documents: Docent's seeds, an imported BEIR corpus), and a question
+  id the collection does not have (where it knows its questions: Docent's seeds, an imported BEIR folder's).
 - Ranking: trec_eval's rule (score descending as a 32-bit float, ties by doc id descending), as the import
   ranks a TREC run file (trec.ranked_rows); `top_k` keeps each question's first N.
 - Chunks: with a chunk rule, each row's id is a chunk, `doc#chunk` (split at the last '#'); the chunk rows are
@@ -24,7 +25,7 @@ from typing import Any
 import duckdb
 
 from retrieval_metrics import trec
-from retrieval_metrics.collections import documents_sql
+from retrieval_metrics.collections import documents_sql, questions_sql
 from retrieval_metrics.raw_tables import Run, replace_run
 from retrieval_metrics.warehouse import InputError
 
@@ -98,6 +99,46 @@ def check_known_docs(con: duckdb.DuckDBPyConnection, collection_id: str, table: 
         raise InputError(f"question {found[0]!r}: unknown doc id {found[1]!r} (not a document of {collection_id!r})")
 
 
+def collection_question_ids(con: duckdb.DuckDBPyConnection, collection_id: str) -> str | None:
+    """The query of the collection's question ids (column question_id) if it knows its questions, else None: a
+    collection without them (TREC qrels and runs only) measures the questions its judgments name, as trec_eval
+    does. Docent's questions are the seed file the next build loads; an imported collection's are raw.questions,
+    as this transaction sees them (retrieval_metrics.collections)."""
+    query = f"select question_id from ({questions_sql(collection_id)})"
+    return query if first(con, f"{query} limit 1") else None
+
+
+def unknown_question(
+    con: duckdb.DuckDBPyConnection,
+    collection_id: str,
+    rows: str,
+    params: Sequence[object] = (),
+    order: str = "question_id, doc_id",
+) -> tuple[Any, ...] | None:
+    """The first row (in `order`) of the query `rows` whose question_id the collection does not know, if it knows
+    its questions: one anti-join."""
+    known = collection_question_ids(con, collection_id)
+    if known is None:
+        return None
+    return first(
+        con,
+        f"select * from ({rows}) as given "
+        f"where not exists (select 1 from ({known}) as questions where questions.question_id = given.question_id) "
+        f"order by {order} limit 1",
+        params,
+    )
+
+
+def check_known_questions(con: duckdb.DuckDBPyConnection, collection_id: str, table: str = "scored_in") -> None:
+    """InputError for the first row of the temp table (question_id, doc_id, score) whose question the collection
+    does not have, if it knows its questions: the measures would leave that question out without a word."""
+    found = unknown_question(con, collection_id, f"select question_id, doc_id, score from {table}")
+    if found:
+        question_id, doc_id, score = found
+        raise InputError(f"question {question_id!r} is not a question of collection {collection_id!r} "
+                         f"(the row {question_id!r}, {doc_id!r}, {score!r})")  # fmt: skip
+
+
 def write_latencies(con: duckdb.DuckDBPyConnection, run: Run, latencies: str, params: Sequence[object]) -> None:
     """raw.question_latencies of the run from a query of (question_id, latency_ms): one finite, non-negative
     time per question."""
@@ -139,11 +180,14 @@ def write_scored_run(
     latencies: str | None = None,
     latency_params: Sequence[object] = (),
     check_docs: bool = True,
+    check_questions: bool = True,
 ) -> int:
     """Check, rank and write a run from the query `rows` (with `params`) of question_id, doc_id, score, in the
     caller's transaction; with `latencies`, a query of (question_id, latency_ms). Returns the ranking rows
     written. With `chunk_rule`, doc_id holds chunk ids (`doc#chunk`). `check_docs=False` skips the check of
-    doc ids against the collection's documents (fusion: its inputs are runs already written)."""
+    doc ids against the collection's documents (fusion: its inputs are runs already written);
+    `check_questions=False` that of question ids against its questions (the import checks them itself, naming
+    the line)."""
     check_chunk_rule(chunk_rule)
     if top_k is not None and top_k < 1:
         raise InputError(f"top k must be at least 1, not {top_k}")
@@ -168,6 +212,8 @@ def write_scored_run(
             "create or replace temp table chunks_in as select question_id, doc_id as chunk_id, "
             f"regexp_extract(doc_id, '^(.*){CHUNK_SEPARATOR}', 1) as doc_id, score from scored_in"
         )
+        if check_questions:
+            check_known_questions(con, run.collection_id)
         if check_docs:
             check_known_docs(con, run.collection_id, "chunks_in")
         con.execute(
@@ -177,6 +223,8 @@ def write_scored_run(
         run = dataclasses.replace(run, parameters={**run.parameters, "chunk_rule": chunk_rule})
     else:
         check_rows(con)
+        if check_questions:
+            check_known_questions(con, run.collection_id)
         if check_docs:
             check_known_docs(con, run.collection_id)
     kept = f"where rank <= {int(top_k)}" if top_k is not None else ""

@@ -377,6 +377,49 @@ def run_tag(path: Path) -> str:
         return next(fields for fields in map(fields_of, handle) if is_content(fields))[:6][-1]
 
 
+def swapped_columns(con: duckdb.DuckDBPyConnection, path: Path, sample: int = EXTRA_TEXT_SAMPLE) -> str | None:
+    """A hint, or None, on a run file whose rank and score columns look swapped, from its first `sample` lines
+    (neither blank nor comments; the columns of a file are swapped throughout, if at all): a rank field that is not
+    a whole number, or scores that grow down each question's lines and never fall (a swapped file's "scores" are
+    its ranks 1, 2, 3 ...; a file of distances reads so too). One aggregate over the lines DuckDB reads up to the
+    sample's end, whatever the file's size: the import takes the file as trec_eval does all the same."""
+    blanks = sql_literal(BLANKS)
+    found = con.execute(
+        f"""
+        with lines as (
+            select string_split_regex(trim(line, {blanks}), '[{BLANKS}]+') as parts, row_number() over () as line
+            from (
+                select line from read_csv({sql_literal(path)}, delim = '\n', columns = {{'line': 'varchar'}},
+                    {CSV_OPTIONS}, strict_mode = false)
+                where trim(coalesce(line, ''), {blanks}) <> '' and not starts_with(trim(line, {blanks}), {COMMENT!r})
+                limit {int(sample)}
+            )
+        ),
+        fields as (
+            select parts[1] as question_id, parts[4] as file_rank, try_cast(parts[5] as double) as score, line
+            from lines where len(parts) >= 6
+        ),
+        steps as (
+            select file_rank, line, score - lag(score) over (partition by question_id order by line) as step
+            from fields
+        )
+        select
+            arg_min(file_rank, line) filter (where not regexp_full_match(file_rank, '[+-]?[0-9]+')),
+            count(*) filter (where step > 0),
+            count(*) filter (where step < 0)
+        from steps
+        """
+    ).fetchone()
+    fraction, rising, falling = found if found else (None, 0, 0)
+    reasons = [f"the rank field (4th) is not a whole number ({fraction!r})"] if fraction is not None else []
+    if rising and not falling:
+        reasons.append("the scores (5th field) grow down each question's lines")
+    if not reasons:
+        return None
+    return (f"{' and '.join(reasons)}: are the rank and score columns swapped? Imported as trec_eval reads it "
+            "(the 5th field is the score, the highest ranked first)")  # fmt: skip
+
+
 METADATA_START = "ir_metadata.start"  # the lines that open and close an ir_metadata block, after their `#`
 METADATA_END = "ir_metadata.end"
 

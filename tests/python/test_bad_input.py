@@ -5,7 +5,8 @@ equal before and after (conftest.warehouse_checksums); and what the door takes, 
 (A) plug-in retrievers that hang, exit or return nonsense; (B) ids with a line break, a directory given for a
 file, fusion parameters SQL cannot take; (C) TREC files with `#` comment lines, read as trec_eval 10.0 reads
 them; (D) runs ranking docs their collection's corpus lacks; (E) BEIR folders a build would fail on; (F) after
-refusals, the next good imports and the build succeed. Settings (--vars) and failed builds are in
+refusals, the next good imports and the build succeed; (G) judgments and runs naming a question their collection
+does not have, where it knows its questions. Settings (--vars) and failed builds are in
 test_build_failures.py, removal in test_remove.py.
 
 Without dbt but in (F): `rank` reads the collection from raw tables written by the test (see `ranked`), the other
@@ -551,6 +552,8 @@ QUERY_LINES = [json.dumps(q) for q in QUERIES]
 BAD_FOLDERS = [
     pytest.param(CORPUS_LINES, QUERY_LINES, HEADER + "q1\ta\t1\nq2\tgone\t1\n",
                  "test.tsv:3: doc 'gone' is not a document of corpus.jsonl", id="qrels doc not in corpus"),
+    pytest.param(CORPUS_LINES, QUERY_LINES, HEADER + "q1\ta\t1\nq2\tb\t2\nq1O\tb\t1\n",
+                 "test.tsv:4: question 'q1O' is not a question of queries.jsonl", id="qrels question not in queries"),
     pytest.param([CORPUS_LINES[0], '{"_id": 3, "title": "C", "text": "gamma"}'], QUERY_LINES, HEADER + BEIR_QRELS,
                  "corpus.jsonl:2: _id 3 must be a string", id="corpus numeric _id"),
     pytest.param(CORPUS_LINES, ['{"_id": 1, "text": "first?"}', QUERY_LINES[1]], HEADER + BEIR_QRELS,
@@ -621,3 +624,104 @@ def test_what_the_door_takes_builds(lesson: Warehouse, tmp_path: Path, capsys: p
     with duckdb.connect(str(copy.db_path.with_name("serving.duckdb")), read_only=True) as served:
         assert served.execute("select count(*) from run_metrics where run_id in ('r', 'mine') and k = 1"
                               ).fetchall() == [(3,)]  # fmt: skip
+
+
+# --- (G) questions a collection does not have --------------------------------------------------------------------
+
+QUESTION_TYPOS = [
+    ("q1 Q0 a 1 2 t\nQ1 Q0 b 2 1 t\n", [], "run.txt:2: question 'Q1' is not a question of collection 'sci'"),
+    # the careful read (tabs and spaces mixed) checks the same
+    ("q1\tQ0 a 1 2 t\n\nq2 Q0 b 1 1 t\nq2x Q0 a 1 1 t\n", [], "run.txt:4: question 'q2x' is not a question of"),
+    ("q1 Q0 a#0 1 2 t\nq3 Q0 b#1 1 1 t\n", ["--chunks"], "run.txt:2: question 'q3' is not a question of collection"),
+]
+
+
+@pytest.mark.parametrize(("content", "extra", "message"), QUESTION_TYPOS, ids=["one pass", "careful read", "chunks"])
+def test_a_run_naming_a_question_the_collection_lacks_is_refused(
+    beir_loaded: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, extra: list[str],
+    message: str,
+) -> None:  # fmt: skip
+    path = tmp_path / "bad" / "run.txt"
+    path.parent.mkdir()
+    path.write_text(content)
+    for run_id in ("r1", "r2"):  # replacing a run, or a new one
+        assert_refused(beir_loaded, capsys, ["--collection", "sci", "--run", str(path), "--run-id", run_id, *extra],
+                       message)  # fmt: skip
+
+
+def test_a_run_imported_with_its_beir_folder_is_checked_against_its_questions(
+    warehouse: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = good_beir(tmp_path / "sci")
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 2 t\nq01 Q0 a 1 2 t\n")
+    args = ["--collection", "sci", "--beir", str(folder), "--run", str(tmp_path / "run.txt"), "--run-id", "r"]
+    assert_refused(warehouse, capsys, args, "run.txt:2: question 'q01' is not a question of collection 'sci'")
+
+
+def test_a_new_beir_folder_that_lacks_a_question_an_earlier_run_ranks_is_refused(
+    beir_loaded: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run r1 ranks for q1; a folder whose split judges q2 only would leave it out of every measure."""
+    other = write_beir(tmp_path / "other", CORPUS_LINES, QUERY_LINES, HEADER + "q2\tb\t1\n")
+    message = "queries.jsonl: no question 'q1' judged in this split, which run 'r1' of collection 'sci' ranks"
+    assert_refused(beir_loaded, capsys, ["--collection", "sci", "--beir", str(other)], message)
+
+
+@pytest.mark.parametrize(
+    ("qrels", "message"),
+    [
+        ("q1 0 a 1\nq1O 0 b 2\n", "qrels.txt:2: question 'q1O' is not a question of collection 'sci'"),
+        ("q1 0 a 1\n# a comment\nq2 0 zz 2\n", "qrels.txt:3: doc 'zz' is not a document of collection 'sci'"),
+    ],
+    ids=["question", "doc"],
+)
+def test_trec_qrels_naming_a_question_or_doc_the_collection_lacks_are_refused(
+    beir_loaded: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str], qrels: str, message: str
+) -> None:
+    """TREC qrels replace a collection's judgments, not its questions and documents: they must name those."""
+    (tmp_path / "qrels.txt").write_text(qrels)
+    assert_refused(beir_loaded, capsys, ["--collection", "sci", "--qrels", str(tmp_path / "qrels.txt")], message)
+
+
+def test_a_docent_run_naming_a_question_the_seeds_lack_is_refused(
+    warehouse: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run.txt").write_text("rate_limit_status Q0 ratelimits 1 2 t\nrate_limit_stats Q0 auth 1 1 t\n")
+    args = ["--collection", "docent", "--run", str(tmp_path / "run.txt"), "--run-id", "mine"]
+    assert_refused(warehouse, capsys, args, "run.txt:2: question 'rate_limit_stats' is not a question of collection "
+                   "'docent'")  # fmt: skip
+
+
+@pytest.mark.parametrize("chunk_rule", [None, "maxp"])
+def test_write_run_naming_a_question_the_collection_lacks_is_refused(
+    beir_loaded: Warehouse, chunk_rule: str | None
+) -> None:
+    """rm.write_run names the question and the row; nothing is written."""
+    before = warehouse_checksums(beir_loaded.db_path)
+    doc = "b#0" if chunk_rule else "b"
+    with pytest.raises(InputError) as refused:
+        api.write_run("sci", "notebook", [("q1", "a" + doc[1:], 1.0), ("Q01", doc, 0.5)], chunk_rule=chunk_rule,
+                      database=beir_loaded.db_path)  # fmt: skip
+    assert str(refused.value) == f"question 'Q01' is not a question of collection 'sci' (the row 'Q01', '{doc}', 0.5)"
+    assert warehouse_checksums(beir_loaded.db_path) == before
+    with pytest.raises(InputError, match="question 'nope' is not a question of collection 'docent'"):
+        api.write_run("docent", "mine", [("nope", "auth", 1.0)], database=beir_loaded.db_path)
+    assert warehouse_checksums(beir_loaded.db_path) == before
+
+
+def test_fusing_runs_with_a_question_the_collection_lacks_is_refused(
+    beir_loaded: Warehouse, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run written before the collection's questions were checked (here: straight into the raw tables) cannot
+    pass its unknown question on to a fused run."""
+    with connect(beir_loaded.db_path) as con, transaction(con):
+        con.execute("insert into raw.runs (collection_id, run_id, retriever, parameters, created_at, run_version) "
+                    "values ('sci', 'old', 'old', '{}', timestamp '2026-01-01', 'v')")  # fmt: skip
+        con.execute("insert into raw.rankings (collection_id, run_id, question_id, doc_id, rank, score) "
+                    "values ('sci', 'old', 'q1', 'a', 1, 1.0), ('sci', 'old', 'q9', 'b', 1, 1.0)")  # fmt: skip
+    before = warehouse_checksums(beir_loaded.db_path)
+    code = main(["fuse", "--collection", "sci", "--runs", "r1,old", "--run-id", "fused", "--db",
+                 str(beir_loaded.db_path)])  # fmt: skip
+    assert code == 2
+    assert one_error_line(capsys.readouterr().err, "fuse").startswith("question 'q9' is not a question of collection")
+    assert warehouse_checksums(beir_loaded.db_path) == before

@@ -15,7 +15,7 @@ import pytest
 import pytrec_eval
 
 from conftest import REPO_ROOT, Warehouse
-from retrieval_metrics import trec
+from retrieval_metrics import api, trec
 from retrieval_metrics.cli import main
 from retrieval_metrics.importing import CarefulReadNeeded, ImportRequest, write
 from retrieval_metrics.warehouse import transaction
@@ -106,6 +106,115 @@ def test_imported_collection_builds_and_warns_about_unknown_questions(lesson: Wa
     rows = loaded.rows("select question_id, k, ndcg from question_metrics where run_id = 'r1' and k = 2 order by 1")
     assert [row[0] for row in rows] == ["07", "1"]  # "99" is ignored; "07" counts 0 (its relevant doc missing)
     assert loaded.rows("select n_questions from run_metrics where run_id = 'r1' and k = 1") == [(2,)]
+
+
+@pytest.mark.dbt
+def test_a_builds_warnings_reach_the_commands_own_lines(
+    lesson: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """import --build and rm.build() print each data test that warned on a line of their own (dbt's own lines go
+    to its log), and count them in their summary; the import says itself what the build will warn about."""
+    copy = lesson.copy(tmp_path / "lesson")
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "run.txt").write_text(RUN)
+    files = ["--qrels", str(tmp_path / "qrels.txt"), "--run", str(tmp_path / "run.txt"), "--run-id", "r1"]
+    assert import_trec(["--collection", "tiny", *files, "--build", "--db", str(copy.db_path)]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[-2:] == [
+        "retrieval-metrics import: run r1: 1 question has no judgments in collection tiny: not measured (trec_eval "
+        "does the same)",
+        "retrieval-metrics import: warning: assert_run_questions_are_known: Got 1 result, configured to warn if != 0; "
+        "first: collection_id='tiny', run_id='r1', question_id='99'",
+    ]  # fmt: skip
+    assert out.rstrip().endswith("; 1 warning (above)"), out
+    api.write_run("tiny", "r2", [("1", "d1", 1.0), ("98", "d1", 1.0), ("99", "d2", 1.0)], database=copy.db_path)
+    line = api.build(database=copy.db_path)
+    assert line.endswith("; 1 warning (above)")
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "retrieval_metrics.build: warning: assert_run_questions_are_known: Got 2 results, configured to warn if != 0; "
+        "first: collection_id='tiny', run_id='r2', question_id='98'; collection_id='tiny', run_id='r2', "
+        "question_id='99'"
+    )  # fmt: skip
+
+
+def test_a_trec_only_collection_says_how_many_questions_of_a_run_have_no_judgments(
+    warehouse: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without questions of its own, a collection measures the questions its judgments name, as trec_eval does:
+    a run's other questions are taken, and counted on a line of their own."""
+    db = ["--db", str(warehouse.db_path)]
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "run.txt").write_text(RUN + "98 Q0 d1 1 1 tagA\n")
+    assert import_trec(["--collection", "tiny", "--qrels", str(tmp_path / "qrels.txt"), *db]) == 0
+    assert import_trec(["--collection", "tiny", "--run", str(tmp_path / "run.txt"), "--run-id", "r", *db]) == 0
+    assert capsys.readouterr().err == ("retrieval-metrics import: run r: 2 questions have no judgments in collection "
+                                       "tiny: not measured (trec_eval does the same)\n")  # fmt: skip
+    assert warehouse.rows("select count(*) from raw.rankings where question_id in ('98', '99')") == [(2,)]
+    (tmp_path / "judged.txt").write_text("1 Q0 d1 1 1 tagA\n07 Q0 d1 1 1 tagA\n")
+    assert import_trec(["--collection", "tiny", "--run", str(tmp_path / "judged.txt"), "--run-id", "j", *db]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_replacing_a_collections_judgments_says_what_it_replaces(
+    warehouse: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TREC qrels over a BEIR collection replace its judgments, not its questions and documents: the line says
+    what the judgments were and how many questions are left without one."""
+    folder = write_beir(
+        tmp_path / "sci",
+        corpus=[{"_id": "a", "title": "A", "text": "alpha"}, {"_id": "b", "title": "B", "text": "beta"}],
+        queries=[{"_id": "q1", "text": "first?"}, {"_id": "q2", "text": "second?"}, {"_id": "q3", "text": "third?"}],
+        qrels="q1\ta\t1\nq2\tb\t2\nq2\ta\t0\nq3\tb\t1\n",
+    )
+    db = ["--db", str(warehouse.db_path)]
+    assert import_trec(["--collection", "sci", "--beir", str(folder), *db]) == 0
+    out = capsys.readouterr().out
+    assert out == "retrieval-metrics import: collection sci: 4 judgments for 3 questions; 2 documents\n"
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 a 1\n")
+    assert import_trec(["--collection", "sci", "--qrels", str(tmp_path / "qrels.txt"), *db]) == 0
+    assert capsys.readouterr().out == (
+        "retrieval-metrics import: collection sci: 2 judgments for 2 questions, replacing 4 judgments for 3 questions "
+        "(1 of its 3 questions has no judgment now: each scores 0 until judged)\n"
+    )  # fmt: skip
+    assert warehouse.rows("select count(*) from raw.questions") == [(3,)]
+    assert warehouse.rows("select count(*) from raw.documents") == [(2,)]
+    assert import_trec(["--collection", "sci", "--beir", str(folder), *db]) == 0
+    assert capsys.readouterr().out == ("retrieval-metrics import: collection sci: 4 judgments for 3 questions, "
+                                       "replacing 2 judgments for 2 questions; 2 documents\n")  # fmt: skip
+
+
+SWAPPED = [
+    ("1 Q0 d1 0.93 1 t\n1 Q0 d2 0.71 2 t\n1 Q0 d3 0.52 3 t\n07 Q0 d1 0.8 1 t\n07 Q0 d2 0.4 2 t\n",
+     "the rank field (4th) is not a whole number ('0.93') and the scores (5th field) grow down each question's lines"),
+    ("1 Q0 d1 1 1 t\n1 Q0 d2 2 2 t\n1 Q0 d3 3 3 t\n", "the scores (5th field) grow down each question's lines"),
+    ("1 Q0 d1 1.5 9 t\n1 Q0 d2 2 8 t\n", "the rank field (4th) is not a whole number ('1.5')"),
+    ("1 Q0 d1 1 9 t\n1 Q0 d2 2 8 t\n07 Q0 d2 1 1 t\n07 Q0 d1 2 1 t\n", None),  # a tie: the scores do not grow
+    ("1 Q0 d1 1 1 t\n1 Q0 d2 2 3 t\n1 Q0 d3 3 2 t\n", None),  # out of order, but not growing down
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("content", "hint"), SWAPPED)
+def test_a_run_whose_rank_and_score_look_swapped_is_imported_with_a_hint(
+    loaded: Warehouse, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, hint: str | None
+) -> None:
+    """The import ranks by the 5th field as trec_eval does whatever the file looks like, and says in one line when
+    its rank field is not a whole number or its scores grow down each question's lines."""
+    capsys.readouterr()
+    path = tmp_path / "swapped.txt"
+    path.write_text(content)
+    assert import_trec(["--collection", "tiny", "--run", str(path), "--run-id", "s", "--db", str(loaded.db_path)]) == 0
+    err = capsys.readouterr().err
+    if hint is None:
+        assert err == ""
+    else:
+        assert err == (f"retrieval-metrics import: run s: hint: {hint}: are the rank and score columns swapped? "
+                       "Imported as trec_eval reads it (the 5th field is the score, the highest ranked first)\n")
+    lines = [line.split() for line in content.splitlines()]
+    expected = {(q, d, float(score)) for q, _, d, _, score, _ in lines}
+    assert set(loaded.rows("select question_id, doc_id, score from raw.rankings where run_id = 's'")) == expected
+    ranked = loaded.rows("select doc_id from raw.rankings where run_id = 's' and question_id = '1' order by rank")
+    by_score = sorted(((float(score), d) for q, _, d, _, score, _ in lines if q == "1"), reverse=True)
+    assert [row[0] for row in ranked] == [d for _, d in by_score]  # score descending, then doc id descending
 
 
 ONE_PASS = [("07", "d1", 1), ("1", "d1", 1), ("1", "d2", 2)]
