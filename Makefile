@@ -68,20 +68,22 @@ BI_PORT ?= 8088
 bi: install install-bi
 	$(BIN)/python -m retrieval_metrics.bi --port $(BI_PORT)
 
+# Each stage prints its own lines (rank: a line per run; build: one line, dbt's own in logs/dbt.log, or on the
+# screen too with make run DBT_ARGS=--verbose); then the scorecard.
 run: install rankings build scorecard
 
 # One run per installed retriever (dense only after `make install-dense`; otherwise rank says it skipped it).
 rankings: install
-	$(CLI) rank --all
+	@$(CLI) rank --all
 
 # dbt build on $(RETRIEVAL_DB); only if it succeeds, publish serving.duckdb beside it (or $RETRIEVAL_SERVING_DB)
 # by an atomic rename. BI tools and notebooks read serving.duckdb read-only: a build never waits for them, and
 # they never see half a build. More dbt arguments: make build DBT_ARGS="--select run_metrics+"
 build: install
-	$(CLI) build $(DBT_ARGS)
+	@$(CLI) build $(DBT_ARGS)
 
 scorecard: install
-	$(CLI) scorecard
+	@$(CLI) scorecard
 
 # Ad-hoc read-only SQL: make sql Q="select * from run_metrics"
 sql: install

@@ -74,6 +74,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
         changed = changed_sources(build_inputs(database, []), last[0])
         selection = source_selection(changed, database) if changed else selection
     build_started = datetime.now(UTC)
+    say_building(f"{PROG} import")
     outcome = dbt.build([*selection, *settings, *COMMAND_BUILD_EXCLUDES, *IMPORT_GUARANTEES])
     if not outcome.passed:
         done = f"collection {request.collection_id}: {summary}, committed; then "
@@ -101,6 +102,14 @@ def build_warnings(started: datetime, database: Path, prefix: str) -> str:
     if not warnings:
         return ""
     return f"; {len(warnings)} warning{'s' if len(warnings) != 1 else ''} (above)"
+
+
+def say_building(prefix: str) -> None:
+    """The line a build prints as dbt starts: where dbt's own lines go (unless --verbose shows them)."""
+    from retrieval_metrics.dbt_runner import SHOWN, log_path
+
+    if not SHOWN["dbt_lines"]:
+        print(f"{prefix}: dbt build running; its lines go to {shown(log_path())} (--verbose shows them)", flush=True)
 
 
 def is_built(database: Path) -> bool:
@@ -223,6 +232,7 @@ def build_database(database: Path, dbt_args: Sequence[str], prefix: str = f"{PRO
         if not selects_nodes(dbt_args):
             selection = source_selection(changed, database)
     started, kept = datetime.now(UTC), f"{shown(serving)} left as it was"
+    say_building(prefix)
     try:
         outcome = loaded_dbt(database, dbt_args).build([*COMMAND_BUILD_EXCLUDES, *selection, *dbt_args])
     except DbtFailed as exc:

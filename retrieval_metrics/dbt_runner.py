@@ -9,7 +9,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -156,6 +157,20 @@ COMMAND_BUILD_EXCLUDES = ["--exclude-resource-type", "unit_test"]
 IMPORT_GUARANTEES = ["--exclude", "tag:guaranteed_by_import"]
 
 
+SHOWN = {"dbt_lines": False}  # a command's --verbose: dbt's own lines on stdout too, not only in its log file
+
+
+@contextmanager
+def dbt_lines_shown(shown: bool) -> Iterator[None]:
+    """Within this block, in-process builds print dbt's own lines (else dbt runs --quiet: its lines go to its
+    log file only, errors still print)."""
+    before, SHOWN["dbt_lines"] = SHOWN["dbt_lines"], shown
+    try:
+        yield
+    finally:
+        SHOWN["dbt_lines"] = before
+
+
 class DbtFailed(Exception):
     """dbt could not load the project: one line."""
 
@@ -189,15 +204,16 @@ class InProcessDbt:
         self.manifest = result.result
 
     def build(self, dbt_args: Sequence[str]) -> BuildOutcome:
-        """dbt build with `dbt_args`. dbt prints its own lines, as `dbt build` does."""
+        """dbt build with `dbt_args`; dbt's lines go to its log file, and to stdout within dbt_lines_shown(True)."""
         from dbt.cli.main import dbtRunner
 
         os.environ["RETRIEVAL_DB"] = str(self.database)
+        quiet = [] if SHOWN["dbt_lines"] else ["--quiet"]
         try:
             # --no-write-json, and run_results.json written here: after every build dbt would also write
             # manifest.json again (0.5-0.7 s of CPU in a Docent build), the one `load`'s parse wrote plus the
             # compiled SQL that run_results.json carries too
-            result = dbtRunner(manifest=self.manifest).invoke(self.args("build", "--no-write-json", *dbt_args))
+            result = dbtRunner(manifest=self.manifest).invoke(self.args("build", "--no-write-json", *quiet, *dbt_args))
         finally:
             release_database()
         write_run_results(result.result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -108,6 +109,10 @@ def test_readers_of_the_serving_copy_see_only_complete_builds_while_make_run_reb
         reports = {mode: reader.communicate(timeout=120) for mode, reader in readers.items()}
     assert make.returncode == 0, make.stdout[-3000:] + make.stderr[-3000:]
     assert f"retrieval-metrics build: published {serving} " in make.stdout
+    # a line per stage and the scorecard: no echo of make's commands, dbt's own lines only in its log file
+    assert make.stdout.startswith("retrieval-metrics rank: "), make.stdout[:500]
+    assert not re.search(r"^\d\d:\d\d:\d\d ", make.stdout, re.MULTILINE), make.stdout[:3000]
+    assert "docent / keyword_overlap  (retriever keyword_overlap, 9 questions)" in make.stdout
     seen = {}
     for mode, (out, err) in reports.items():
         assert readers[mode].returncode == 0, err
