@@ -64,6 +64,10 @@ def three_decimals(*columns: str) -> dict[str, Any]:
 
 ROW_LIMIT = 10000
 RUN = {"expressionType": "SQL", "sqlExpression": "collection_id || ' / ' || run_id", "label": "run"}
+RETRIEVER = {"expressionType": "SQL", "sqlExpression": "collection_id || ' / ' || retriever", "label": "retriever"}
+# when each run was written, to the second (Superset's time grain PT1S), as the x axis of a time series
+WRITTEN_AT = {"expressionType": "SQL", "sqlExpression": "written_at", "label": "written_at", "columnType": "BASE_AXIS",
+              "timeGrain": "PT1S"}
 CHARTS = (
     Chart("Leaderboard", "table", "run_leaderboard",
           ("collection_id", "k", "run_position", "run_id", "ndcg", "recall", "precision", "mrr",
@@ -84,6 +88,10 @@ CHARTS = (
           options={"x_axis_label": "p95 search latency per question, ms (log scale; bubble: Recall@k)",
                    "y_axis_label": "NDCG@k", "logXAxis": True, "max_bubble_size": "25", "opacity": 0.7,
                    "x_axis_title_margin": 30, "y_axis_title_margin": 40, "y_axis_format": ".3f"}),
+    Chart("Headline NDCG of each retriever over time", "echarts_timeseries_line", "run_leaderboard",
+          (WRITTEN_AT, RETRIEVER), (metric("MAX(headline_ndcg)", "headline NDCG"),),
+          options={"time_grain_sqla": "PT1S", "markerEnabled": True, "markerSize": 8, "show_legend": True,
+                   "y_axis_format": ".3f", "x_axis_title": "written at (UTC)", "x_axis_title_margin": 30}),
     Chart("Per question", "table", "question_metrics",
           ("collection_id", "run_id", "question_id", "k", "ndcg", "recall", "reciprocal_rank", "first_relevant_rank"),
           order_by=("collection_id", "run_id", "question_id", "k"),
@@ -97,8 +105,10 @@ def form_data(chart: Chart) -> dict[str, Any]:
     if chart.viz_type == "table":
         shape: dict[str, Any] = {"query_mode": "raw", "all_columns": list(chart.columns), "server_pagination": False,
                                  "order_by_cols": [json.dumps([column, True]) for column in chart.order_by]}  # fmt: skip
-    elif chart.viz_type == "echarts_timeseries_bar":
-        shape = {"x_axis": chart.columns[0], "groupby": list(chart.columns[1:]), "metrics": list(chart.metrics)}
+    elif chart.viz_type in ("echarts_timeseries_bar", "echarts_timeseries_line"):
+        x_axis = chart.columns[0]
+        shape = {"x_axis": x_axis["label"] if isinstance(x_axis, dict) else x_axis, "groupby": list(chart.columns[1:]),
+                 "metrics": list(chart.metrics)}
     elif chart.viz_type == "bubble_v2":
         x, y, size = chart.metrics
         shape = {"entity": chart.columns[0], "series": chart.columns[1], "x": x, "y": y, "size": size}

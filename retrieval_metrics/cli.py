@@ -232,6 +232,12 @@ def scorecard(args: argparse.Namespace) -> str:
     return text or f"no runs yet: write one with `{PROG} rank`, then `{PROG} build`"
 
 
+def list_(args: argparse.Namespace) -> str:
+    from retrieval_metrics.listing import list_warehouse
+
+    return list_warehouse(database_path(args.db), args.collection, args.json)
+
+
 def report(args: argparse.Namespace) -> str:
     from retrieval_metrics.report import write_report
 
@@ -431,6 +437,12 @@ def parser() -> Parser:
                        "(--target spark: on Spark, from $RETRIEVAL_DB's raw tables)")
     building.add_argument("dbt_args", nargs="*", metavar="DBT_ARG", help="passed to dbt build, e.g. --select x+")
 
+    listing = command("list", list_, "list the collections (documents, questions, judgments, preset, baseline) and "
+                      "their runs (retriever, rows, when written, built or not): the build database, read-only")
+    listing.add_argument("--collection", help="only this collection")
+    listing.add_argument("--json", action="store_true", help="one JSON document instead of the tables")
+    add_db(listing)
+
     add_reader_db(command("scorecard", scorecard, "print the lesson's table for every run, then the runs side by side"))
 
     reporting = command("report", report, "write a self-contained HTML report with charts")
@@ -495,7 +507,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fail(where, "interrupted; nothing more was written")
         return 130
     if output:
-        print(output if args.command in {"scorecard", "export"} else f"{where}: {output}")
+        print(output if args.command in {"scorecard", "export", "list"} else f"{where}: {output}")
     return 0
 
 

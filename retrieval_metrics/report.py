@@ -10,7 +10,9 @@ relevant documents, runs listed as the scorecard lists them (run_leaderboard.run
 Also per collection: the 11-point interpolated precision-recall curve of every run
 (trec_eval's iprec_at_recall_0.00 ... _1.00), Judged@k (judged coverage) beside NDCG@k in the leaderboard, and
 a warning in words when a compared run and the baseline differ in judged coverage by more than COVERAGE_GAP at
-some k. The comparison table lists every compared measure of measure_catalog, in its order. Reads the marts
+some k. The comparison table lists every compared measure of measure_catalog, in its order. A retriever with
+several runs (one run id per version) gets a history chart: its headline NDCG by when each run was written.
+Each run has one colour, marker and line style in every chart of its collection (run_styles). Reads the marts
 through a read-only connection; SQL does the data work, Python plots and formats. The output is the same for
 the same warehouse, apart from the generation time.
 """
@@ -31,6 +33,7 @@ import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
@@ -114,17 +117,23 @@ def png(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def run_styles(run_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """One colour, marker and line style per run; markers shrink so that identical curves stay visible."""
+Styles = dict[str, dict[str, Any]]  # run id -> its colour, marker, line style and marker size, in every chart
+
+
+def run_styles(run_ids: list[str]) -> Styles:
+    """One colour, marker and line style per run, by its place among the collection's runs in run id order;
+    markers shrink so that identical curves stay visible. Computed once per collection and passed to each of
+    its charts, so that a run keeps its colour from one chart to the next, even in a chart that shows only
+    some of the runs (latency, the history)."""
     colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
     return {
         run_id: {"color": colors[i % len(colors)], "marker": MARKERS[i % len(MARKERS)],
                  "linestyle": LINESTYLES[i % len(LINESTYLES)], "markersize": max(13 - 3 * i, 4)}
-        for i, run_id in enumerate(run_ids)
+        for i, run_id in enumerate(sorted(run_ids))
     }
 
 
-def curve_charts(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[Chart]:
+def curve_charts(con: duckdb.DuckDBPyConnection, collection_id: str, styles: Styles) -> list[Chart]:
     """Recall@k, Precision@k (with the ceiling min(n_relevant, k) / k) and NDCG@k, one line per run."""
     runs = rows(con, """
         select run_id, list(k order by k) as ks, list(recall order by k) as recall,
@@ -137,13 +146,12 @@ def curve_charts(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[Cha
               where collection_id = ? and is_averaged)
         group by k order by k
         """, [collection_id])
-    styles = run_styles([r["run_id"] for r in runs])
     ks = sorted({k for r in runs for k in r["ks"]})
     charts = []
     for metric, label in CURVES.items():
         fig, (ax,) = new_figure(6.4, 4.6)
         for run in runs:
-            ax.plot(run["ks"], run[metric], label=run["run_id"], linewidth=2, **styles[run["run_id"]])
+            ax.plot(run["ks"], run[metric], label=run["run_id"], linewidth=2, gid=run["run_id"], **styles[run["run_id"]])
         if metric == "precision":
             ax.plot([c["k"] for c in ceiling], [c["ceiling"] for c in ceiling], label="ceiling", color="black",
                     linestyle=(0, (4, 3)), linewidth=1.5, marker="_", markersize=14)
@@ -164,15 +172,16 @@ def curve_charts(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[Cha
     return charts
 
 
-def mrr_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
+def mrr_chart(con: duckdb.DuckDBPyConnection, collection_id: str, styles: Styles) -> Chart:
     runs = rows(con, """
         select run_id, any_value(mrr) as mrr from main.run_metrics where collection_id = ?
         group by run_id order by run_id desc
         """, [collection_id])
-    styles = run_styles(sorted(r["run_id"] for r in runs))
     fig, (ax,) = new_figure(6.4, 1.4 + 0.45 * len(runs))
     bars = ax.barh([r["run_id"] for r in runs], [r["mrr"] for r in runs],
                    color=[styles[r["run_id"]]["color"] for r in runs])
+    for bar, run in zip(bars, runs):
+        bar.set_gid(run["run_id"])
     ax.bar_label(bars, fmt="%.3f", padding=3)
     ax.set_xlim(0, 1.12)
     ax.set_xlabel("MRR (mean reciprocal rank of the first relevant doc, whole ranking)")
@@ -181,7 +190,7 @@ def mrr_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
     return Chart(collection_id, "mrr", f"Bar chart of MRR per run of {collection_id}", "MRR per run.", png(fig))
 
 
-def precision_recall_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart | None:
+def precision_recall_chart(con: duckdb.DuckDBPyConnection, collection_id: str, styles: Styles) -> Chart | None:
     """The 11-point interpolated precision-recall curve, one line per run: trec_eval's iprec_at_recall_<level>
     means from run_measures, the level read from the measure's name."""
     runs = rows(con, """
@@ -192,10 +201,10 @@ def precision_recall_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -
         """, [IPREC_PREFIX, collection_id, IPREC_PREFIX])
     if not runs:
         return None
-    styles = run_styles([r["run_id"] for r in runs])
     fig, (ax,) = new_figure(6.4, 4.6)
     for run in runs:
-        ax.plot(run["levels"], run["values"], label=run["run_id"], linewidth=2, **styles[run["run_id"]])
+        ax.plot(run["levels"], run["values"], label=run["run_id"], linewidth=2, gid=run["run_id"],
+                **styles[run["run_id"]])
     ax.set_xticks([level / 10 for level in range(11)])
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.02, 1.05)
@@ -211,18 +220,17 @@ def precision_recall_chart(con: duckdb.DuckDBPyConnection, collection_id: str) -
                  "per run, identical runs overlap.", png(fig))
 
 
-def latency_chart(leaderboard: list[dict[str, Any]], collection_id: str) -> Chart | None:
+def latency_chart(leaderboard: list[dict[str, Any]], collection_id: str, styles: Styles) -> Chart | None:
     """Quality against p95 search latency, one point per run that reports latency, at the largest k."""
     k = max(r["k"] for r in leaderboard)
     runs = [r for r in leaderboard if r["k"] == k and r["latency_p95_ms"] is not None]
     if not runs:
         return None
-    styles = run_styles(sorted(r["run_id"] for r in runs))
     fig, (ax,) = new_figure(6.4, 4.6)
     for run in sorted(runs, key=lambda r: r["run_id"]):
         style = styles[run["run_id"]]
         ax.plot([run["latency_p95_ms"]], [run["ndcg"]], linestyle="none", marker=style["marker"],
-                color=style["color"], markersize=9, label=run["run_id"])
+                color=style["color"], markersize=9, label=run["run_id"], gid=run["run_id"])
     ax.set_xscale("log")
     ax.set_ylim(-0.02, 1.05)
     ax.set_xlabel("p95 search latency per question, ms (log scale)")
@@ -235,6 +243,50 @@ def latency_chart(leaderboard: list[dict[str, Any]], collection_id: str) -> Char
                  f"NDCG@{k} against the 95th percentile of the time the retriever took per question; runs without "
                  "a recorded latency (imported run files, built-in retrievers) are not shown. Up and to the left "
                  "is better.", png(fig))
+
+
+def history_chart(con: duckdb.DuckDBPyConnection, collection_id: str, styles: Styles) -> Chart | None:
+    """A retriever over time: the collection's headline (run_leaderboard.headline_ndcg, NDCG at its largest k) of
+    the retriever's runs by when each was written (written_at), one line per retriever with more than one run,
+    each run a point in its own colour, labelled with its run id. None when no retriever has two runs."""
+    runs = rows(con, """
+        with runs as (
+            select distinct run_id, retriever, written_at, headline_ndcg, max(k) over () as largest
+            from main.run_leaderboard where collection_id = ?
+        )
+        select * from runs
+        where retriever in (select retriever from runs group by retriever having count(*) > 1)
+        order by retriever, written_at, run_id
+        """, [collection_id])  # fmt: skip
+    if not runs:
+        return None
+    label = f"NDCG@{runs[0]['largest']}"
+    retrievers = list(dict.fromkeys(r["retriever"] for r in runs))
+    fig, (ax,) = new_figure(6.4, 4.6)
+    for i, retriever in enumerate(retrievers):
+        own = [r for r in runs if r["retriever"] == retriever]
+        ax.plot([r["written_at"] for r in own], [r["headline_ndcg"] for r in own], color="#8c959f", linewidth=1.5,
+                linestyle=LINESTYLES[i % len(LINESTYLES)], label=retriever, zorder=1)
+        for run in own:
+            style = styles[run["run_id"]]
+            ax.plot([run["written_at"]], [run["headline_ndcg"]], linestyle="none", marker=style["marker"],
+                    color=style["color"], markersize=9, gid=run["run_id"], zorder=2)
+            ax.annotate(run["run_id"], (run["written_at"], run["headline_ndcg"]), textcoords="offset points",
+                        xytext=(6, 6), fontsize=8)
+    locator = AutoDateLocator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("written at (UTC)")
+    ax.set_ylabel(label)
+    ax.set_title(f"{label} of each retriever over time, {collection_id}")
+    ax.grid(alpha=0.3)
+    fig.legend(loc="outside lower center", ncol=min(len(retrievers), 3), frameon=False)
+    return Chart(collection_id, "history",
+                 f"{label} of the runs of each retriever of {collection_id} by when each run was written",
+                 f"{label}, the collection's headline, of each run by when it was written (run_leaderboard."
+                 "written_at), one line per retriever with more than one run (a run id per version: "
+                 "docs/comparing.md); each point in its run's colour.", png(fig))
 
 
 def coverage_warnings(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[dict[str, Any]]:
@@ -542,11 +594,13 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
         from main.missed_relevant_docs where collection_id = ? order by run_id, k, question_id, doc_id limit ?
         """, [collection_id, MAX_MISSED_ROWS])
     warnings = coverage_warnings(con, collection_id)
-    charts = [*curve_charts(con, collection_id), mrr_chart(con, collection_id)]
-    charts += [chart for chart in (precision_recall_chart(con, collection_id),) if chart]
+    styles = run_styles(sorted({r["run_id"] for r in leaderboard}))  # once: every chart colours a run alike
+    charts = [*curve_charts(con, collection_id, styles), mrr_chart(con, collection_id, styles)]
+    charts += [chart for chart in (precision_recall_chart(con, collection_id, styles),) if chart]
     charts.append(rank_heatmap(con, collection_id))
     versus = comparison_chart(comparisons, collection_id)
-    charts += [chart for chart in (versus, latency_chart(leaderboard, collection_id)) if chart]
+    charts += [chart for chart in (versus, latency_chart(leaderboard, collection_id, styles),
+                                   history_chart(con, collection_id, styles)) if chart]
 
     first = leaderboard[0]
     baseline = first["baseline_run_id"]

@@ -1,5 +1,6 @@
 -- One row per (collection, k, run): the run's run_metrics values, its rank among the collection's runs by
--- NDCG@k, its place in the scorecard and report (run_position), its search latency where the run reports one (mean, p50, p95 over its questions), and for every one
+-- NDCG@k, its place in the scorecard and report (run_position) and the headline that orders it (NDCG at the
+-- collection's largest k), when the run was written, its search latency where the run reports one (mean, p50, p95 over its questions), and for every one
 -- of those measures its difference from its collection's baseline run (int_collection_settings). Every
 -- measure against the baseline, with significance: run_comparisons.
 
@@ -48,6 +49,7 @@ run_positions as (
     select
         headlines.collection_id,
         headlines.run_id,
+        headlines.headline_ndcg,
         cast(row_number() over (
             partition by headlines.collection_id
             order by
@@ -65,6 +67,7 @@ select
     run_metrics.k,
     run_metrics.run_id,
     run_metrics.retriever,
+    run_metrics.written_at,
     run_metrics.n_questions,
     {%- for measure in measure_registry() if measure.run_metrics_column %}
     run_metrics.{{ measure.run_metrics_column }},
@@ -74,6 +77,7 @@ select
         order by run_metrics.ndcg desc
     ) as integer) as ndcg_rank,
     run_positions.run_position,
+    cast(run_positions.headline_ndcg as double) as headline_ndcg,
     latencies.latency_mean_ms,
     latencies.latency_p50_ms,
     latencies.latency_p95_ms,

@@ -1,6 +1,7 @@
 -- One row per (collection, run, k): the run's value of every measure that has a column of its own here
 -- (run_metrics_column in macros/measures.sql), wide; taken from run_measures (every measure, long), so both
--- carry the same bits. Measures of the whole ranking repeat at every k.
+-- carry the same bits. Measures of the whole ranking repeat at every k. written_at: when the run's rows were
+-- written (raw.runs.created_at, UTC), to follow a retriever across the runs of its versions.
 
 with run_measures as (
     select * from {{ ref('run_measures') }}
@@ -44,6 +45,7 @@ select
     runs.retriever,
     runs.parameters,
     runs.ir_metadata,
+    runs.created_at as written_at,
     at_k.k,
     cast(at_k.n_questions as integer) as n_questions,
     {%- for measure in measure_registry() if measure.run_metrics_column %}

@@ -21,8 +21,8 @@ import pytest
 from conftest import cli_env, run_cli
 from retrieval_metrics.cli import main, parser
 
-SUBCOMMANDS = ["rank", "import", "fuse", "remove", "settings", "pool", "judge", "build", "scorecard", "report",
-               "export", "query", "bench"]
+SUBCOMMANDS = ["rank", "import", "fuse", "remove", "settings", "pool", "judge", "build", "list", "scorecard",
+               "report", "export", "query", "bench"]
 
 
 def test_help_lists_every_subcommand() -> None:
@@ -62,6 +62,8 @@ BAD_INPUT = [
          "retrieval-metrics import", "nothing to import: give --qrels, --beir, --run and/or --tags"),
     case("build-serving-is-the-build-db", ["build"],
          "retrieval-metrics build", "the serving copy and the build database are the same file"),
+    case("list-missing-db", ["list", "--db", "DB"],
+         "retrieval-metrics list", "does not exist: nothing written yet"),
     case("scorecard-missing-db", ["scorecard", "--db", "DB"],
          "retrieval-metrics scorecard", "does not exist: run `make run` first"),
     case("scorecard-no-marts", ["scorecard", "--db", "EMPTY"],

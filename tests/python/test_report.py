@@ -1,9 +1,11 @@
 """`retrieval-metrics report` on the Docent warehouse: the files, the numbers, no external resources, and a real render in
 headless Chromium (skipped without Chromium unless CI is set, where a missing browser fails the test); then the judged
-coverage warning, on a collection built to trigger it at one k and not at the others."""
+coverage warning, on a collection built to trigger it at one k and not at the others; then one colour per run in
+every chart, and a retriever's versions over time."""
 
 from __future__ import annotations
 
+import csv
 import html
 import os
 import re
@@ -13,8 +15,13 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from matplotlib.colors import to_hex
+from matplotlib.dates import date2num
+from matplotlib.figure import Figure
 
 from conftest import REPO_ROOT, Warehouse
+import retrieval_metrics as rm
+from retrieval_metrics import report as report_module
 from retrieval_metrics.cli import main as cli
 from retrieval_metrics.report import coverage_warnings
 
@@ -236,3 +243,64 @@ def test_coverage_warning_wording_and_threshold() -> None:
         "bm25", 10, "bm25 and keyword_overlap differ in judged coverage at k=10 by 14 points (0.62 vs 0.48): "
         "their NDCG difference may reflect missing judgments, not retrieval",
     )]
+
+
+@pytest.mark.dbt
+@pytest.mark.slow
+def test_one_colour_per_run_across_the_charts_and_a_retriever_over_time(
+    lesson: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three versions of one retriever beside the lesson's run, only the second of them reporting latency: each run
+    has the same colour in every chart that shows it (the latency chart shows some of the runs), and the history
+    chart puts each version at its written_at and its NDCG."""
+    warehouse = lesson.copy(tmp_path / "versions")
+    with (REPO_ROOT / "seeds" / "golden_questions.csv").open() as questions, \
+            (REPO_ROOT / "seeds" / "docs.csv").open() as docs:  # fmt: skip
+        question_ids = [row["question_id"] for row in csv.DictReader(questions)]
+        doc_ids = [row["doc_id"] for row in csv.DictReader(docs)]
+    for version in (1, 2, 3):  # a different order of the documents per version
+        rows = [(q, d, float((i * version + j) % len(doc_ids))) + ((4.0 * version,) if version == 2 else ())
+                for j, q in enumerate(question_ids) for i, d in enumerate(doc_ids)]
+        rm.write_run("docent", f"mine-v{version}", rows, retriever="mine", database=warehouse.db_path, wait=0)
+    warehouse.build()
+
+    drawn: list[Figure] = []
+    png = report_module.png
+    monkeypatch.setattr(report_module, "png", lambda fig: (drawn.append(fig), png(fig))[1])
+    with duckdb.connect(str(warehouse.db_path), read_only=True) as con:
+        report_module.write_report(con, "versions", tmp_path / "report")
+        history = {run: (written_at, ndcg) for run, written_at, ndcg in con.execute(  # NDCG at the largest k
+            "select run_id, written_at, ndcg from run_leaderboard where k = (select max(k) from run_leaderboard)"
+        ).fetchall()}  # fmt: skip
+        timed = {run for (run,) in con.execute(
+            "select distinct run_id from run_leaderboard where latency_p95_ms is not null").fetchall()}  # fmt: skip
+
+    colours: dict[str, set[str]] = {}
+    charts: dict[str, set[str]] = {}
+    for fig in drawn:
+        title = fig.axes[0].get_title()
+        for artist in fig.findobj(lambda a: a.get_gid() is not None):
+            colour = artist.get_color() if hasattr(artist, "get_color") else artist.get_facecolor()
+            colours.setdefault(artist.get_gid(), set()).add(to_hex(colour))
+            charts.setdefault(title, set()).add(artist.get_gid())
+    runs = {"keyword_overlap", "mine-v1", "mine-v2", "mine-v3"}
+    assert set(colours) == runs
+    assert all(len(found) == 1 for found in colours.values()), colours  # one colour per run in every chart
+    assert len({next(iter(found)) for found in colours.values()}) == len(runs)  # and no two runs alike
+    # the runs that report latency: mine-v2 (and the built-in retriever's where it records its own), not the others
+    assert charts["Quality against latency, docent"] == timed and "mine-v2" in timed and "mine-v1" not in timed
+    assert charts["MRR per run, docent"] == runs
+    (over_time,) = [title for title in charts if title.endswith("of each retriever over time, docent")]
+    assert charts[over_time] == {"mine-v1", "mine-v2", "mine-v3"}  # keyword_overlap has one run: no line
+
+    (timeline,) = [fig for fig in drawn if fig.axes[0].get_title().endswith("over time, docent")]
+    points = {line.get_gid(): (line.get_xdata()[0], line.get_ydata()[0]) for line in timeline.axes[0].get_lines()
+              if line.get_gid()}  # fmt: skip
+    assert set(points) == charts[over_time]
+    for run_id, (x, y) in points.items():
+        written_at, ndcg = history[run_id]
+        assert (date2num(x) if not isinstance(x, float) else x) == pytest.approx(date2num(written_at))
+        assert y == ndcg
+    assert history["mine-v1"][0] < history["mine-v2"][0] < history["mine-v3"][0]
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert 'data-chart="history"' in page

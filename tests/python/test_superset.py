@@ -42,6 +42,9 @@ EXPECTED = {
     "NDCG@k against p95 latency": (
         ("select collection_id || ' / ' || run_id, k, latency_p95_ms, ndcg, recall from run_leaderboard "
         "where latency_p95_ms is not null"), False),
+    "Headline NDCG of each retriever over time": (  # the time axis as the API gives it: epoch milliseconds
+        ("select epoch_ms(date_trunc('second', written_at)), collection_id || ' / ' || retriever, max(headline_ndcg) "
+         "from run_leaderboard group by all"), False),
     "Per question": (
         ("select collection_id, run_id, question_id, k, ndcg, recall, reciprocal_rank, first_relevant_rank "
         "from question_metrics order by collection_id, run_id, question_id, k"), True),
