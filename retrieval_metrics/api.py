@@ -7,9 +7,9 @@
 
 `rows` is an iterable of tuples, or a table with those columns (a pandas DataFrame, a DuckDB relation, or any
 table DuckDB reads from Python: a pyarrow Table; a polars DataFrame, with pyarrow installed). The run goes
-through the checks and the ranking rule of the file import (trec_eval's: score descending as a 32-bit float,
-ties by doc id descending), in one transaction: a bad row writes nothing and raises InputError naming the
-question and the problem.
+through the checks and the ranking rule of the file import (the collection's tie rule: trec_eval's, score
+descending as a 32-bit float and ties by doc id descending, unless it is doc_order), in one transaction: a bad
+row writes nothing and raises InputError naming the question and the problem.
 """
 
 from __future__ import annotations
@@ -123,17 +123,20 @@ def from_tuples(rows: Iterable[tuple[Any, ...]]) -> tuple[str, list[object], str
     return SCORED_COLUMNS, scored, None, []
 
 
-def build(*dbt_args: str, database: str | Path | None = None, wait: float = DEFAULT_WAIT) -> str:
+def build(
+    *dbt_args: str, database: str | Path | None = None, wait: float = DEFAULT_WAIT, verbose: bool = False
+) -> str:
     """dbt build of the warehouse (with any dbt arguments, e.g. "--select", "source:raw+"), then its serving
     copy; returns the line `retrieval-metrics build` prints. Raises if the build fails; a data test that warned
     (e.g. a question no judgment makes relevant) gets a line on stderr and is counted in the line returned.
     Another writer of the database is waited for, up to `wait` seconds. dbt runs in this process, loaded at the
     first build and kept for the next ones (while the project and its --vars stay the same), as a notebook calls
-    it again and again."""
+    it again and again. dbt's own lines go to its log file; `verbose` prints them too."""
     from retrieval_metrics.building import build_database
+    from retrieval_metrics.dbt_runner import dbt_lines_shown
 
     path = database_path(database)
-    with queued_writer(path, "build", wait):
+    with queued_writer(path, "build", wait), dbt_lines_shown(verbose):
         return build_database(path, dbt_args, "retrieval_metrics.build")
 
 

@@ -18,6 +18,7 @@ from typing import NoReturn
 import duckdb
 
 from retrieval_metrics.building import build_database, import_and_build
+from retrieval_metrics.dbt_runner import dbt_lines_shown
 from retrieval_metrics.warehouse import (
     MARTS,
     PROG,
@@ -117,6 +118,8 @@ def built_on(line: str, database: Path, dbt_args: list[str] | None) -> str:
 
 def build(args: argparse.Namespace) -> str:
     dbt_args, args.wait = wait_option(args.dbt_args)
+    if "--verbose" in dbt_args:  # build's own: dbt's lines on stdout too (main)
+        dbt_args.remove("--verbose")
     database = database_path()
     with queued(args, database, "build"):
         return build_database(database, dbt_args)
@@ -308,6 +311,11 @@ def add_reader_db(parser: argparse.ArgumentParser) -> None:
                         "$RETRIEVAL_DB, or $RETRIEVAL_SERVING_DB: a running import or build never holds it)")
 
 
+def add_verbose(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--verbose", action="store_true", help="show dbt's own lines while it builds (else only "
+                        "its log file has them, named as the build starts)")
+
+
 def add_writer_options(parser: argparse.ArgumentParser) -> None:
     add_db(parser)
     parser.add_argument("--wait", type=float, default=DEFAULT_WAIT, metavar="SECONDS",
@@ -367,6 +375,7 @@ def parser() -> Parser:
     importing.add_argument("--build", action="store_true",
                            help="then build what depends on it and publish the serving copy, in this process")
     importing.add_argument("--vars", help="with --build: dbt vars for the build, e.g. '{k_values: [1, 10]}'")
+    add_verbose(importing)
     add_writer_options(importing)
 
     fusing = command("fuse", fuse, "fuse runs of a collection into a new run (rrf, combsum, combmnz)")
@@ -411,6 +420,7 @@ def parser() -> Parser:
     pooling.add_argument("--method", default="depth", choices=["depth", "rrf", "rbp"],
                          help="the order of a question's queue: depth (best rank; the default), rrf (summed "
                          "1/(60 + rank)) or rbp (summed RBP weight at the collection's rbp_persistence)")
+    add_verbose(pooling)
     add_writer_options(pooling)
 
     judging = command("judge", judge, "grade a collection's judging_queue (or its judged pairs) with your own "
@@ -431,11 +441,13 @@ def parser() -> Parser:
     judging.add_argument("--limit", type=int, metavar="N", help="judge the first N pairs only")
     judging.add_argument("--build", action="store_true",
                          help="then build what depends on it and publish the serving copy, in this process")
+    add_verbose(judging)
     add_writer_options(judging)
 
     building = command("build", build, "dbt build on $RETRIEVAL_DB, then publish the serving copy BI tools read "
                        "(--target spark: on Spark, from $RETRIEVAL_DB's raw tables)")
-    building.add_argument("dbt_args", nargs="*", metavar="DBT_ARG", help="passed to dbt build, e.g. --select x+")
+    building.add_argument("dbt_args", nargs="*", metavar="DBT_ARG", help="passed to dbt build, e.g. --select x+; "
+                          "build's own: --force, --wait SECONDS, --verbose (dbt's lines on stdout too)")
 
     listing = command("list", list_, "list the collections (documents, questions, judgments, preset, baseline) and "
                       "their runs (retriever, rows, when written, built or not): the build database, read-only")
@@ -490,7 +502,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             args = top.parse_args(argv)
         where = f"{PROG} {args.command}"
-        output = args.handler(args)
+        verbose = getattr(args, "verbose", False) or "--verbose" in getattr(args, "dbt_args", [])
+        with dbt_lines_shown(verbose):
+            output = args.handler(args)
     except InputError as exc:
         return fail(where, str(exc))
     except CommandFailed as exc:

@@ -66,8 +66,9 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     incremental = served(serving)
     assert ("docent", "notebook_run") in {row[:2] for row in duckdb.connect(str(serving), read_only=True).execute(
         "select collection_id, run_id from run_metrics").fetchall()}  # fmt: skip
-    forced = run_cli("build", "--force", env=env)
+    forced = run_cli("build", "--force", "--verbose", env=env, child=True)  # dbt's own lines too (a child's stdout)
     assert "published" in forced.stdout and nodes_run(target) == whole, forced.stdout + forced.stderr
+    assert "Running with dbt=" in forced.stdout and " Done. PASS=" in forced.stdout, forced.stdout[-2000:]
     assert served(serving) == incremental
 
     # import --build after a recorded build: what reads the imported run, and the record kept up to date
