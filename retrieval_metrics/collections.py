@@ -37,6 +37,15 @@ def documents_sql(collection_id: str) -> str:
             "order by doc_id")  # fmt: skip
 
 
+def doc_positions_sql(collection_id: str) -> str:
+    """The collection's doc ids with their doc_position (1 first), as the build numbers them: Docent's in the seed
+    file's order, an imported collection's by doc_id."""
+    if collection_id == SEEDED_COLLECTION:
+        return f"select doc_id, line - 1 as doc_position from ({seed_rows('docs', 'doc_id')})"
+    return (f"select doc_id, row_number() over (order by doc_id) as doc_position from raw.documents "
+            f"where collection_id = {sql_literal(collection_id)}")  # fmt: skip
+
+
 def questions_sql(collection_id: str) -> str:
     """The collection's questions: question_id, question_text, by question id."""
     if collection_id == SEEDED_COLLECTION:

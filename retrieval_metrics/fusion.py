@@ -4,7 +4,7 @@ and the gate treat it like any other), with its inputs and parameters recorded i
 For a question, each input run contributes to a doc's fused score only if it retrieved the doc:
 
 - rrf (reciprocal rank fusion, Cormack et al. 2009): sum over the runs of 1 / (k + rank), k = 60 by default,
-  rank as the warehouse holds it (trec_eval's order for an imported run);
+  rank as the warehouse holds it (by the collection's tie rule);
 - combsum (Fox and Shaw 1993): sum over the runs of the min-max normalised score, (score - min) / (max - min)
   over the run's docs for that question (max - min floored at 1e-9, as ranx does: a run whose docs all tie
   contributes 0 to each);
@@ -12,7 +12,7 @@ For a question, each input run contributes to a doc's fused score only if it ret
 
 These are ranx's `fuse` (norm="min-max" for combsum and combmnz, rrf on the runs' ranks), checked against it in
 tests/python/test_fusion.py. The questions are those of any input run. The fused run is then ranked by the
-rule every run follows (scored_runs: score as a 32-bit float descending, ties by doc id descending).
+rule every run of the collection follows (its tie rule, scored_runs: trec_eval's by default).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics import beir, tagging, trec
+from retrieval_metrics import beir, tagging, tie_rules, trec
 from retrieval_metrics.progress import Stages
 from retrieval_metrics.raw_tables import Run, check_judged, replace_judgments, replace_run
 from retrieval_metrics.scored_runs import (
@@ -218,7 +218,7 @@ def write(
                 n_rows = write_scored_run(con, run, rows, chunk_rule=request.chunk_rule, check_docs=False,
                                           check_questions=False)  # fmt: skip
             else:
-                n_rows = replace_run(con, run, trec.ranked_rows(rows))
+                n_rows = replace_run(con, run, tie_rules.ranked_rows(con, collection_id, rows))
         except duckdb.Error as exc:
             if not one_pass:
                 raise

@@ -11,7 +11,8 @@ A setting comes from one place, the first that has it: the warehouse (this comma
 collection_settings (the shipped collections'), the dbt var (the default for every other collection). The build
 reads them in int_collection_settings; a changed setting recomputes that collection's runs only
 (docs/measures.md#settings-per-collection). A bad setting is refused in one line naming the collection and the
-setting, exit 2, nothing changed.
+setting, exit 2, nothing changed. tie_rule (no var: trec_eval by default) is read by the writers of runs; changing
+it re-ranks the collection's runs from their stored scores in the same transaction (tie_rules.rerank_runs).
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from pathlib import Path
 import duckdb
 
 from retrieval_metrics.raw_tables import check_judged
+from retrieval_metrics import tie_rules
 from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.settings import RULES as VAR_RULES
 from retrieval_metrics.settings import items_of, one_of, project_defaults
 from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
 
-# the settings a collection may have of its own, each checked by the rule of the dbt var that is its default; and
-# the preset it follows (retrieval_metrics/presets.py), which gives the settings it names and has no var
+# the settings a collection may have of its own, each checked by the rule of the dbt var that is its default; the
+# preset it follows (retrieval_metrics/presets.py), which gives the settings it names; and its tie rule
+# (retrieval_metrics/tie_rules.py), which the writers of runs read: these two have no var
 RULES = {
     "preset": one_of(*PRESETS),
     **{name: VAR_RULES[name] for name in
@@ -37,6 +40,7 @@ RULES = {
         "rbp_persistence", "qrels_version", "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
         "gated_measures", "min_judge_kappa"]},
 }  # fmt: skip
+    tie_rules.SETTING: one_of(*tie_rules.TIE_RULES),  # read by the writers of runs, not the build: no var
 LISTS = {"k_values", "gated_run_ids", "gated_measures"}  # stored one row per item
 GATE = {"gated_run_ids", "gated_measures"}  # the regression gate's: the vars give them to gated_collection_id only
 
@@ -108,6 +112,8 @@ def described(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
         else:
             continue  # no preset
         shown = ", ".join(sorted(values, key=int) if setting == "k_values" else values) if setting in LISTS else values[0]
+        elif setting == tie_rules.SETTING:
+            values, source = [tie_rules.DEFAULT_TIE_RULE], "the default"
         parts.append(f"{setting} {shown} ({source})")
     return f"collection {collection_id}: " + "; ".join(parts)
 
@@ -132,6 +138,8 @@ def check_value(con: duckdb.DuckDBPyConnection, collection_id: str, setting: str
     if setting == "qrels_version" and values != ["latest"]:
         (latest,) = con.execute("select coalesce(max(qrels_version), 0) from raw.judgments where collection_id = ?",
                                 [collection_id]).fetchone() or (0,)  # fmt: skip
+    if setting == tie_rules.SETTING:
+        tie_rules.check_rule(con, collection_id, values[0])
         if int(values[0]) > latest:
             raise InputError(f"collection {collection_id!r}: setting qrels_version: {values[0]} is not a version of "
                              f"its judgments (0 to {latest}; import --judgments adds the next)")  # fmt: skip
@@ -169,8 +177,15 @@ def set_settings(
         rows = {setting: check_value(con, collection_id, setting, value) for setting, value in values.items()}
         for setting in [*rows, *unset]:
             con.execute("delete from raw.collection_settings where collection_id = ? and setting = ?",
+        tie_rule = tie_rules.collection_tie_rule(con, collection_id)
                         [collection_id, setting])  # fmt: skip
         for setting, setting_values in rows.items():
             con.executemany("insert into raw.collection_settings values (?, ?, ?)",
                             [[collection_id, setting, value] for value in setting_values])  # fmt: skip
-        return described(con, collection_id)
+        line = described(con, collection_id)
+        if tie_rules.collection_tie_rule(con, collection_id) != tie_rule:  # the runs' ranks follow the rule
+            n_runs = tie_rules.rerank_runs(con, collection_id)
+            if n_runs:
+                line += (f"\nre-ranked {n_runs} run(s) of {collection_id} from their stored scores by tie_rule "
+                         f"{tie_rules.collection_tie_rule(con, collection_id)}")  # fmt: skip
+        return line

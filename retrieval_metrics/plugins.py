@@ -8,10 +8,10 @@ The protocol (docs/plugins.md has a complete example):
 `name` is a class or any callable; `documents` are the collection's (doc_id, title, text), in the collection's
 order; `params` are the `--param key=value` pairs (a value that reads as JSON is that JSON value, else a
 string); `k` is how many docs the run keeps per question (`--top-k`, else every document). A higher score is
-better; the run is ranked as trec_eval ranks a run file (score as a 32-bit float descending, ties by doc id
-descending), so the order of the pairs does not matter. An optional `version` attribute of the retriever (or
-`__version__` of its top-level package) is recorded with the run, as are the parameters and the time each
-search took (raw.question_latencies).
+better; the run is ranked by the collection's tie rule, as a run file is (trec_eval's by default: score as a
+32-bit float descending, ties by doc id descending), so the order of the pairs does not matter. An optional
+`version` attribute of the retriever (or `__version__` of its top-level package) is recorded with the run, as are
+the parameters and the time each search took (raw.question_latencies).
 
 The factory and every search run on one worker thread of their own (the same thread for all, so that what
 the factory opens, a SQLite connection say, works in search), and each search has `timeout` seconds

@@ -2,15 +2,18 @@
 
 The documents and questions are read as the next build will see them, without dbt (retrieval_metrics.collections):
 Docent's from its seed files, an imported collection's from the raw tables, so an edited seed file is what gets
-ranked and a seed with a missing or repeated id stops here. Each run's full ranking of every document goes to
-raw.rankings and one row to raw.runs, replacing that run only, in one transaction per run. A dense run also
-caches the document embeddings in raw.doc_embeddings in that same transaction, and reuses them while a
-document's title and text are unchanged.
+ranked and a seed with a missing or repeated id stops here. Every retriever ranks by the collection's tie rule
+(tie_rules: trec_eval's unless its settings say otherwise; Docent's is doc_order), and --top-k cuts after that
+ranking, as the TREC import would. Each run's full ranking of every document goes to raw.rankings, each
+question's search time to raw.question_latencies and one row to raw.runs, replacing that run only, in one
+transaction per run. A dense run also caches the document embeddings in raw.doc_embeddings in that same
+transaction, and reuses them while a document's title and text are unchanged.
 """
 
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +25,13 @@ from retrieval_metrics.collections import read_collection as collection_inputs
 from retrieval_metrics.plugins import SEARCH_TIMEOUT, PluginRun, check_timeout, is_plugin, run_plugin
 from retrieval_metrics.progress import progress
 from retrieval_metrics.raw_tables import Ranking, Run, cached_doc_embeddings, replace_run, store_doc_embeddings
-from retrieval_metrics.scored_runs import LATENCY_COLUMNS, SCORED_COLUMNS, check_chunk_rule, write_scored_run
+from retrieval_metrics.scored_runs import (
+    LATENCY_COLUMNS,
+    SCORED_COLUMNS,
+    check_chunk_rule,
+    write_latencies,
+    write_scored_run,
+)
 from retrieval_metrics.retrievers import (
     DENSE,
     LEXICAL_RETRIEVERS,
@@ -35,7 +44,11 @@ from retrieval_metrics.retrievers import (
     doc_text,
     load_dense_encoder,
 )
+from retrieval_metrics.tie_rules import DOC_ORDER, collection_tie_rule
 from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
+
+Latencies = dict[str, float]  # question_id -> its search time, milliseconds
+
 
 @dataclass(frozen=True)
 class RankRequest:
@@ -99,11 +112,18 @@ def to_ranking(question_ids: Sequence[str], rankings: Sequence[list[ScoredDoc]])
 
 
 def rank_lexical(
-    name: str, docs: Sequence[Document], questions: Sequence[tuple[str, str]], top_k: int | None = None
-) -> Ranking:
-    """One lexical retriever over every question."""
+    name: str,
+    docs: Sequence[Document],
+    questions: Sequence[tuple[str, str]],
+    top_k: int | None = None,
+    tie_rule: str = DOC_ORDER,
+) -> tuple[Ranking, Latencies]:
+    """One lexical retriever over every question, ranked by the tie rule, and each question's search time."""
     retrieve, _ = LEXICAL_RETRIEVERS[name]
-    return to_ranking([q for q, _ in questions], retrieve([text for _, text in questions], docs, top_k))
+    latencies: list[float] = []
+    rankings = retrieve([text for _, text in questions], docs, top_k, tie_rule=tie_rule, latencies_ms=latencies)
+    question_ids = [q for q, _ in questions]
+    return to_ranking(question_ids, rankings), dict(zip(question_ids, latencies, strict=True))
 
 
 def doc_embeddings(
@@ -131,12 +151,20 @@ def rank_dense(
     docs: Sequence[Document],
     questions: Sequence[tuple[str, str]],
     top_k: int | None = None,
-) -> tuple[Ranking, int]:
-    """The dense retriever over every question (questions are embedded now, docs through the cache), and how
-    many doc embeddings were computed."""
+    tie_rule: str = DOC_ORDER,
+) -> tuple[Ranking, int, Latencies]:
+    """The dense retriever over every question (questions are embedded now, docs through the cache), ranked by
+    the tie rule; how many doc embeddings were computed; each question's search time: its scoring and ranking
+    plus an even share of embedding the questions (done in one batch)."""
     vectors, computed = doc_embeddings(con, collection_id, encoder, docs)
+    start = time.perf_counter()
     question_vectors = encoder.encode([text for _, text in questions])
-    return to_ranking([q for q, _ in questions], dense(question_vectors, docs, vectors, top_k)), computed
+    share = (time.perf_counter() - start) * 1000.0 / max(len(questions), 1)
+    latencies: list[float] = []
+    rankings = dense(question_vectors, docs, vectors, top_k, tie_rule=tie_rule, latencies_ms=latencies)
+    question_ids = [q for q, _ in questions]
+    times = {q: share + ms for q, ms in zip(question_ids, latencies, strict=True)}
+    return to_ranking(question_ids, rankings), computed, times
 
 
 def write_plugin_run(con: duckdb.DuckDBPyConnection, run: Run, result: PluginRun, request: RankRequest) -> int:
@@ -171,10 +199,11 @@ def rank_collection(database: Path, request: RankRequest, say: Callable[[str], N
     kept = {"top_k": top_k} if top_k is not None else {}
     with connect(database) as con:
         docs, questions = read_collection(con, collection_id)
+        tie_rule = collection_tie_rule(con, collection_id)
         # On a terminal, a bar over (retriever, question) pairs, advanced as each retriever finishes its questions.
         with progress(total=len(names) * len(questions), desc="rank", unit="question") as bar:
             # Lexical and plug-in rankings are computed before anything is written: a failure there writes nothing.
-            computed: dict[str, Ranking | PluginRun] = {}
+            computed: dict[str, tuple[Ranking, Latencies] | PluginRun] = {}
             for name in names:
                 if name != DENSE:
                     bar.set_postfix_str(name)
@@ -183,7 +212,7 @@ def rank_collection(database: Path, request: RankRequest, say: Callable[[str], N
                             name, request.params, docs, questions, top_k or len(docs), bar.update, request.timeout
                         )
                     else:
-                        computed[name] = rank_lexical(name, docs, questions, top_k)
+                        computed[name] = rank_lexical(name, docs, questions, top_k, tie_rule)
                         bar.update(len(questions))
             for name in names:
                 note = ""
@@ -198,14 +227,17 @@ def rank_collection(database: Path, request: RankRequest, say: Callable[[str], N
                     else:
                         if name == DENSE and encoder is not None:
                             bar.set_postfix_str(name)
-                            ranking, embedded = rank_dense(con, collection_id, encoder, docs, questions, top_k)
+                            ranking, embedded, latencies = rank_dense(
+                                con, collection_id, encoder, docs, questions, top_k, tie_rule
+                            )
                             bar.update(len(questions))
                             parameters = dense_parameters(encoder)
                             note = f" ({embedded} doc embeddings computed, {len(docs) - embedded} reused)"
                         else:
-                            assert isinstance(result, Ranking)
-                            ranking, parameters = result, LEXICAL_RETRIEVERS[name][1]
+                            assert isinstance(result, tuple)
+                            (ranking, latencies), parameters = result, LEXICAL_RETRIEVERS[name][1]
                         run = Run(collection_id, run_id, name, {**parameters, **kept})
                         written = replace_run(con, run, *ranking.as_rows())
+                        write_latencies(con, run, LATENCY_COLUMNS, [list(latencies), list(latencies.values())])
                         n_questions = len(set(ranking.question_ids))
                 say(f"wrote run {collection_id}/{run.run_id}: {written} ranked docs for {n_questions} questions{note}")

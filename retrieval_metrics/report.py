@@ -241,7 +241,7 @@ def latency_chart(leaderboard: list[dict[str, Any]], collection_id: str, styles:
     return Chart(collection_id, "latency",
                  f"NDCG@{k} against p95 search latency of each run of {collection_id} that reports latency",
                  f"NDCG@{k} against the 95th percentile of the time the retriever took per question; runs without "
-                 "a recorded latency (imported run files, built-in retrievers) are not shown. Up and to the left "
+                 "a recorded latency (imported run files, fusion) are not shown. Up and to the left "
                  "is better.", png(fig))
 
 

@@ -3,13 +3,18 @@
 Lexical: keyword_overlap (the lesson's, bug for bug), keyword_normalized (the same idea with proper tokens) and
 bm25 (through the bm25s library); they also report the question terms each doc matched. Dense: cosine
 similarity of all-MiniLM-L6-v2 sentence embeddings, from the optional packages of requirements-dense.txt.
-Every retriever keeps the documents' seed order among equal scores (Python's sort is stable).
+Every retriever ranks by a tie rule (retrieval_metrics/tie_rules.py), the collection's when `rank` calls it:
+doc_order (the default here: equal scores keep the documents' order, as Python's stable sort does) or trec_eval
+(score as a 32-bit float, ties by doc id descending). With `latencies_ms` (a list), each appends one search time
+per question in milliseconds: the question's own scoring and ranking, timed one question at a time (what is done
+once for every question, bm25's index and the dense retriever's question embeddings, is told in each function).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,6 +22,8 @@ import bm25s
 import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
+
+from retrieval_metrics.tie_rules import DOC_ORDER, Ties
 
 
 @dataclass(frozen=True)
@@ -33,8 +40,14 @@ class ScoredDoc:
     matched_terms: frozenset[str] | None = None  # the question terms found in the doc; None: not reported
 
 
-# questions, the collection's documents, how many docs to keep per question (None: all) -> rankings, best first
-Retriever = Callable[[Sequence[str], Sequence[Document], int | None], list[list[ScoredDoc]]]
+# questions, the collection's documents, how many docs to keep per question (None: all) -> rankings, best first;
+# keyword arguments tie_rule (tie_rules.TIE_RULES, default doc_order) and latencies_ms (a list, appended to)
+Retriever = Callable[..., list[list[ScoredDoc]]]
+
+
+def elapsed_ms(start: float) -> float:
+    """Milliseconds since time.perf_counter() gave `start`."""
+    return (time.perf_counter() - start) * 1000.0
 
 
 def doc_text(doc: Document) -> str:
@@ -43,7 +56,7 @@ def doc_text(doc: Document) -> str:
 
 
 def best_first(scored: list[ScoredDoc]) -> list[ScoredDoc]:
-    """Highest score first; the sort is stable, so equal scores keep the documents' seed order."""
+    """Highest score first; the sort is stable, so equal scores keep the documents' order (doc_order)."""
     return sorted(scored, key=lambda s: s.score, reverse=True)
 
 
@@ -52,8 +65,8 @@ def keyword_overlap(question: str, docs: Sequence[Document]) -> list[ScoredDoc]:
 
     Lowercase, split on whitespace (punctuation stays attached: "plan?" never matches "plan"), score each doc
     by the size of the set overlap with its title + " " + text, best first. Python's sort is stable, so ties
-    keep the documents' seed order. Frozen forever: it is the baseline and the golden test. The overlap
-    itself (raw tokens such as 'the', 'what') is reported as the matched terms.
+    keep the documents' seed order (Docent's tie rule, doc_order). Frozen forever: it is the baseline and the
+    golden test. The overlap itself (raw tokens such as 'the', 'what') is reported as the matched terms.
     """
     terms = set(question.lower().split())
     scored = []
@@ -84,18 +97,30 @@ def keyword_normalized(question: str, docs: Sequence[Document]) -> list[ScoredDo
 
 
 def per_question(retrieve: Callable[[str, Sequence[Document]], list[ScoredDoc]]) -> Retriever:
-    """A retriever of every question from one that ranks a single question."""
+    """A retriever of every question from one that scores a single question (best first, ties in the documents'
+    order): ranked again by the tie rule, then cut at top_k; each question timed from its scoring to its cut."""
 
-    def every_question(questions: Sequence[str], docs: Sequence[Document], top_k: int | None = None) -> list[list[ScoredDoc]]:
-        return [retrieve(q, docs)[:top_k] for q in questions]
+    def every_question(
+        questions: Sequence[str],
+        docs: Sequence[Document],
+        top_k: int | None = None,
+        *,
+        tie_rule: str = DOC_ORDER,
+        latencies_ms: list[float] | None = None,
+    ) -> list[list[ScoredDoc]]:
+        ties = Ties.of(tie_rule, [d.doc_id for d in docs])
+        position = {d.doc_id: i for i, d in enumerate(docs)}
+        rankings = []
+        for question in questions:
+            start = time.perf_counter()
+            in_doc_order = sorted(retrieve(question, docs), key=lambda s: position[s.doc_id])
+            best = ties.best(np.array([s.score for s in in_doc_order], dtype=np.float64), top_k)
+            rankings.append([in_doc_order[i] for i in best])
+            if latencies_ms is not None:
+                latencies_ms.append(elapsed_ms(start))
+        return rankings
 
     return every_question
-
-
-def best_indexes(scores: np.ndarray, top_k: int | None) -> np.ndarray:
-    """The indexes of the top_k highest scores, best first; equal scores keep the documents' order (as
-    best_first does), so a large collection is ranked without a Python object per document."""
-    return np.argsort(-np.asarray(scores), kind="stable")[:top_k]
 
 
 BM25_METHOD, BM25_K1, BM25_B = "lucene", 1.5, 0.75
@@ -119,21 +144,35 @@ def bm25_tokens(texts: Sequence[str]) -> list[list[str]]:
     return tokens
 
 
-def bm25(questions: Sequence[str], docs: Sequence[Document], top_k: int | None = None) -> list[list[ScoredDoc]]:
-    """BM25 (bm25s, Lucene variant, k1 = 1.5, b = 0.75) of every doc for every question, best first."""
+def bm25(
+    questions: Sequence[str],
+    docs: Sequence[Document],
+    top_k: int | None = None,
+    *,
+    tie_rule: str = DOC_ORDER,
+    latencies_ms: list[float] | None = None,
+) -> list[list[ScoredDoc]]:
+    """BM25 (bm25s, Lucene variant, k1 = 1.5, b = 0.75) of every doc for every question, best first by the tie
+    rule. A question's time: its tokenizing, scoring and ranking, one question at a time; the index, built once
+    for every question, is not in it."""
     corpus = bm25_tokens([doc_text(d) for d in docs])
     index = bm25s.BM25(k1=BM25_K1, b=BM25_B, method=BM25_METHOD)
     index.index(corpus, show_progress=False)
+    ties = Ties.of(tie_rule, [d.doc_id for d in docs])
     rankings = []
-    for query in bm25_tokens(questions):
+    for question in questions:
+        start = time.perf_counter()
+        (query,) = bm25_tokens([question])
         scores = index.get_scores(query) if query else np.zeros(len(docs))  # bm25s refuses an empty query
         terms = frozenset(query)
         rankings.append(
             [
                 ScoredDoc(docs[i].doc_id, float(scores[i]), terms.intersection(corpus[i]))
-                for i in best_indexes(scores, top_k)
+                for i in ties.best(scores, top_k)
             ]
         )
+        if latencies_ms is not None:
+            latencies_ms.append(elapsed_ms(start))
     return rankings
 
 
@@ -203,14 +242,27 @@ def dense_parameters(encoder: Encoder) -> dict[str, object]:
 
 
 def dense(
-    question_vectors: np.ndarray, docs: Sequence[Document], doc_vectors: np.ndarray, top_k: int | None = None
+    question_vectors: np.ndarray,
+    docs: Sequence[Document],
+    doc_vectors: np.ndarray,
+    top_k: int | None = None,
+    *,
+    tie_rule: str = DOC_ORDER,
+    latencies_ms: list[float] | None = None,
 ) -> list[list[ScoredDoc]]:
-    """Cosine similarity of each question's embedding (row) with each doc's (row), best first."""
+    """Cosine similarity of each question's embedding (row) with each doc's (row), best first by the tie rule. A
+    question's time: its scoring and ranking, one question at a time (the caller adds its share of embedding the
+    questions, which is done for all of them at once)."""
     questions = np.asarray(question_vectors, dtype=np.float64)
     documents = np.asarray(doc_vectors, dtype=np.float64)
     questions = questions / np.linalg.norm(questions, axis=1, keepdims=True)
     documents = documents / np.linalg.norm(documents, axis=1, keepdims=True)
-    return [
-        [ScoredDoc(docs[i].doc_id, float(row[i])) for i in best_indexes(row, top_k)]
-        for row in (documents @ question for question in questions)  # one row at a time: memory stays flat
-    ]
+    ties = Ties.of(tie_rule, [d.doc_id for d in docs])
+    rankings = []
+    for question in questions:  # one row at a time: memory stays flat
+        start = time.perf_counter()
+        row = documents @ question
+        rankings.append([ScoredDoc(docs[i].doc_id, float(row[i])) for i in ties.best(row, top_k)])
+        if latencies_ms is not None:
+            latencies_ms.append(elapsed_ms(start))
+    return rankings

@@ -6,12 +6,14 @@ the TREC import would have written the same rows.
   missing id, a missing or non-finite score, a (question, doc) given twice, and a doc id the collection does
   not have (where the warehouse knows its documents: Docent's seeds, an imported BEIR corpus), and a question
   id the collection does not have (where it knows its questions: Docent's seeds, an imported BEIR folder's).
-- Ranking: trec_eval's rule (score descending as a 32-bit float, ties by doc id descending), as the import
-  ranks a TREC run file (trec.ranked_rows); `top_k` keeps each question's first N.
+- Ranking: the collection's tie rule (tie_rules: trec_eval's, score descending as a 32-bit float and ties by doc
+  id descending, unless the collection's tie_rule is doc_order), as the import ranks a TREC run file;
+  `top_k` keeps each question's first N.
 - Chunks: with a chunk rule, each row's id is a chunk, `doc#chunk` (split at the last '#'); the chunk rows are
   kept in raw.chunk_rankings (ranked by the same rule) and the doc's score is its best chunk's (maxp, the
   default) or the sum of its chunks' (sump). The rule is recorded in the run's parameters.
-- Latency: one time per question (milliseconds), kept in raw.question_latencies.
+- Latency: one time per question (milliseconds), kept in raw.question_latencies (write_latencies: the built-in
+  retrievers' too).
 
 Everything runs in the caller's transaction (warehouse.transaction), through raw_tables.replace_run.
 """
@@ -24,7 +26,7 @@ from typing import Any
 
 import duckdb
 
-from retrieval_metrics import trec
+from retrieval_metrics import tie_rules
 from retrieval_metrics.collections import documents_sql, questions_sql
 from retrieval_metrics.raw_tables import Run, replace_run
 from retrieval_metrics.warehouse import InputError
@@ -228,13 +230,15 @@ def write_scored_run(
         if check_docs:
             check_known_docs(con, run.collection_id)
     kept = f"where rank <= {int(top_k)}" if top_k is not None else ""
-    written = replace_run(con, run, f"select * from ({trec.ranked_rows('select * from scored_in')}) {kept}")
+    ranked = tie_rules.ranked_rows(con, run.collection_id, "select * from scored_in")
+    written = replace_run(con, run, f"select * from ({ranked}) {kept}")
     if chunk_rule:
-        chunk_order = trec.TREC_ORDER.replace("doc_id", "chunk_id")
+        rule = tie_rules.collection_tie_rule(con, run.collection_id)
+        chunk_order = f"partition by question_id order by {tie_rules.order_by(rule, 'chunk_id')}"
         con.execute(
             "insert into raw.chunk_rankings (collection_id, run_id, question_id, chunk_id, doc_id, rank, score) "
             f"select ?, ?, question_id, chunk_id, doc_id, cast(row_number() over ({chunk_order}) as integer), "
-            "score from chunks_in",
+            f"score from ({tie_rules.with_positions(rule, run.collection_id, 'select * from chunks_in')})",
             [run.collection_id, run.run_id],
         )
     if latencies is not None:

@@ -1,11 +1,12 @@
 """TREC files: a qrels file (`qid iter docno rel`) and a run file (`qid Q0 docno rank score tag`), read in bulk
 by DuckDB into temp tables and checked, with errors that name the file and line at fault.
 
-Ids stay text exactly as written ("7", "07" and "007" differ). A run is ranked as trec_eval ranks it: score
-descending as a 32-bit float, ties by docno descending compared as strings; the file's rank column is
-ignored. A clean run file can be read, checked and ranked in one pass (one_pass_run); any other file goes
-through the careful read (read_run), which names the line at fault. Both run on every thread DuckDB has, except
-the one pass over a file whose first lines carry text after the 6th field (see one_pass_run).
+Ids stay text exactly as written ("7", "07" and "007" differ). A run is ranked by its collection's tie rule
+(tie_rules), by default as trec_eval ranks it: score descending as a 32-bit float, ties by docno descending
+compared as strings; the file's rank column is ignored. A clean run file can be read, checked and ranked in one
+pass (one_pass_run); any other file goes through the careful read (read_run), which names the line at fault.
+Both run on every thread DuckDB has, except the one pass over a file whose first lines carry text after the 6th
+field (see one_pass_run).
 
 What trec_eval takes, we take; what it refuses, we refuse. A run line may carry text after its 6th field: it
 is ignored, and the lines that did are counted (extra_text_lines); a qrels line may not. A score is read as
@@ -31,6 +32,7 @@ from pathlib import Path
 import duckdb
 
 from retrieval_metrics.raw_tables import metadata_json
+from retrieval_metrics.tie_rules import TREC_EVAL, order_by
 from retrieval_metrics.warehouse import InputError, sql_literal
 
 RUN_FIELDS = ["question_id", "q0", "doc_id", "file_rank", "score", "tag"]
@@ -62,8 +64,8 @@ TREC_SCORE = (
     "(case when try_cast(score_value as float) is null "
     "then if(score_value > 0, 'inf'::double, '-inf'::double) else score_value end)"
 )
-# trec_eval's order within a question: score descending as a 32-bit float, then docno descending
-TREC_ORDER = "partition by question_id order by cast(score as float) desc, doc_id desc"
+# trec_eval's order within a question: score descending as a 32-bit float, then docno descending (tie_rules)
+TREC_ORDER = f"partition by question_id order by {order_by(TREC_EVAL)}"
 # The temp sequence that counts a run's lines with text after the 6th field. Counting as the rows are read
 # (nextval) makes DuckDB read on one thread: 1.4x the one pass's time at 10M and 100M lines on 2 cores
 EXTRA_TEXT_LINES = "run_extra_text_lines"
@@ -482,7 +484,8 @@ def run_metadata(path: Path) -> dict[str, object] | None:
 
 def ranked_rows(run_rows: str) -> str:
     """A run's rows (question_id, doc_id, score) ranked as trec_eval ranks them, as raw_tables.replace_run
-    takes them: rank 1 first within each question."""
+    takes them: rank 1 first within each question. (The import ranks by the collection's tie rule:
+    tie_rules.ranked_rows, which is this for trec_eval's.)"""
     return (
         f"select question_id, doc_id, cast(row_number() over ({TREC_ORDER}) as integer) as rank, score, "
         f"cast(null as varchar) as matched_terms from ({run_rows}) as run_rows"

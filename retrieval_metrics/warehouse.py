@@ -43,7 +43,7 @@ create table if not exists raw.rankings (
 alter table raw.runs add column if not exists run_version varchar;
 -- the question terms the doc matched, sorted and joined with ', ' (lexical retrievers; null otherwise)
 alter table raw.rankings add column if not exists matched_terms varchar;
--- the time a retriever took per question, where the run reports it (plug-in retrievers, the Python API)
+-- the time a retriever took per question, where the run reports it (built-in and plug-in retrievers, the API)
 create table if not exists raw.question_latencies (
     collection_id varchar not null,
     run_id varchar not null,

@@ -79,7 +79,8 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
         "judged_docs_only false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); "
         "ignore_identical_ids false (set here); "
         "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
-        "gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's)"
+        "gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
+        "tie_rule trec_eval (set here)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -117,6 +118,7 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("docent", "preset", ["lesson"], "seed"),
         ("docent", "qrels_version", ["latest"], "var"),
         ("docent", "rbp_persistence", ["0.9"], "var"), ("docent", "relevance_level", ["1"], "seed"),
+        ("docent", "tie_rule", ["doc_order"], "seed"),
         ("gen", "averaging", ["all_questions"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
         ("gen", "bootstrap_resamples", ["500"], "warehouse"), ("gen", "bootstrap_seed", ["20261203"], "var"),
         ("gen", "err_max_grade", ["4"], "var"), ("gen", "ignore_identical_ids", ["false"], "warehouse"),
@@ -125,6 +127,7 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("gen", "preset", ["trec-dl"], "warehouse"),
         ("gen", "qrels_version", ["latest"], "var"),
         ("gen", "rbp_persistence", ["0.9"], "var"), ("gen", "relevance_level", ["2"], "warehouse"),
+        ("gen", "tie_rule", ["trec_eval"], "warehouse"),
     ]  # fmt: skip
 
 
@@ -211,7 +214,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
                     "(set here); "
                     "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 "
                     "(the var's); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none "
-                    "(the var's)")  # fmt: skip
+                    "(the var's); tie_rule trec_eval (set here)")  # fmt: skip
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
         "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); "
         "baseline_run_id keyword_overlap (the seed's); "
@@ -219,7 +222,8 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "err_max_grade 4 (the seed's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); ignore_identical_ids false (the seed's); "
         "iprec_rule trec_eval_9 (the seed's); "
         "bootstrap_resamples 1000 (the var's); bootstrap_seed 20261203 (the var's); gated_run_ids bm25, "
-        "keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); min_judge_kappa none (the var's)"
+        "keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); min_judge_kappa none (the var's); "
+        "tie_rule doc_order (the seed's)"
     )
 
 
@@ -254,7 +258,7 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, baseline_run_id, "
          "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, qrels_version, "
          "ignore_identical_ids, iprec_rule, bootstrap_resamples, bootstrap_seed, gated_run_ids, gated_measures, "
-         "min_judge_kappa)"),
+         "min_judge_kappa, tie_rule)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl, msmarco-passage, beir, trec-rag"),
         (["--collection", "gen", "--set", "relevance_level=-1"],

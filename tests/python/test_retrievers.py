@@ -314,7 +314,7 @@ def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_pat
     with duckdb.connect(str(tmp_path / "cache.duckdb")) as con:
         calls: list[list[str]] = []
         with transaction(con):
-            first, computed = rank.rank_dense(con, "docent", spy(encoder, calls), DOCS, QUESTIONS)
+            first, computed, _ = rank.rank_dense(con, "docent", spy(encoder, calls), DOCS, QUESTIONS)
         assert computed == len(DOCS) and set(calls[0]) == doc_texts
         assert con.execute("select count(*), count(distinct doc_id) from raw.doc_embeddings").fetchall() == [(8, 8)]
         stored = con.execute(
@@ -323,7 +323,7 @@ def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_pat
 
         calls.clear()  # second run: only the questions are embedded, and the ranking is the same to the bit
         with transaction(con):
-            second, computed = rank.rank_dense(con, "docent", spy(encoder, calls, refuse=doc_texts), DOCS, QUESTIONS)
+            second, computed, _ = rank.rank_dense(con, "docent", spy(encoder, calls, refuse=doc_texts), DOCS, QUESTIONS)
         assert computed == 0 and calls == [[text for _, text in QUESTIONS]]
         assert second == first
         assert (
@@ -338,7 +338,7 @@ def test_dense_embeddings_are_computed_once_and_cached(encoder: Encoder, tmp_pat
         calls.clear()
         unchanged = {doc_text(d) for d in edited if d.doc_id != "plans"}
         with transaction(con):
-            _, computed = rank.rank_dense(con, "docent", spy(encoder, calls, refuse=unchanged), edited, QUESTIONS)
+            _, computed, _ = rank.rank_dense(con, "docent", spy(encoder, calls, refuse=unchanged), edited, QUESTIONS)
         assert computed == 1 and calls[0] == [doc_text(edited[DOC_INDEX["plans"]])]
         plans_text = doc_text(edited[DOC_INDEX["plans"]])
         rows = con.execute(

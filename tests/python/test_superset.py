@@ -121,13 +121,15 @@ def test_every_chart_answers_with_the_warehouses_numbers(superset: Superset) -> 
     leaderboard = {(row[3], row[1]): row for row in superset.data("Leaderboard")}
     for k, ndcg_at_k in KEYWORD_OVERLAP_NDCG.items():
         assert leaderboard["keyword_overlap", k][4] == ndcg_at_k
-        assert leaderboard["keyword_overlap", k][9] is None  # rank's built-in retrievers report no latency
+        p95 = leaderboard["keyword_overlap", k][9]  # rank's built-in retrievers time each question too
+        assert p95 is not None and p95 >= 0
         assert [leaderboard[run_id, k][9] for run_id in LATENCY_RUNS] == list(LATENCY_RUNS.values())
     ndcg = {(row[3], row[1]): row[4] for row in superset.data("Leaderboard")}
     recall = {(row[3], row[1]): row[5] for row in superset.data("Leaderboard")}
     latency = superset.data("NDCG@k against p95 latency")
+    p95s = {**LATENCY_RUNS, "keyword_overlap": leaderboard["keyword_overlap", 1][9]}
     assert sorted(latency, key=repr) == sorted(
-        [(f"docent / {run_id}", k, ms, ndcg[run_id, k], recall[run_id, k]) for run_id, ms in LATENCY_RUNS.items()
+        [(f"docent / {run_id}", k, ms, ndcg[run_id, k], recall[run_id, k]) for run_id, ms in p95s.items()
          for k in (1, 2, 3)], key=repr)  # fmt: skip
     intervals = {(row[1], row[3]): row[4:7] for row in superset.data("NDCG@k with its 95% interval")}
     value, low, high = intervals["keyword_overlap", 2]
