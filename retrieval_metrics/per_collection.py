@@ -23,8 +23,8 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics.raw_tables import check_judged
 from retrieval_metrics import tie_rules
+from retrieval_metrics.raw_tables import check_judged
 from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.settings import RULES as VAR_RULES
 from retrieval_metrics.settings import items_of, one_of, project_defaults
@@ -39,8 +39,8 @@ RULES = {
        ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade",
         "rbp_persistence", "qrels_version", "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
         "gated_measures", "min_judge_kappa"]},
-}  # fmt: skip
     tie_rules.SETTING: one_of(*tie_rules.TIE_RULES),  # read by the writers of runs, not the build: no var
+}  # fmt: skip
 LISTS = {"k_values", "gated_run_ids", "gated_measures"}  # stored one row per item
 GATE = {"gated_run_ids", "gated_measures"}  # the regression gate's: the vars give them to gated_collection_id only
 
@@ -109,11 +109,11 @@ def described(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
             values, source = ["none"], "not gated"  # the gate's vars are gated_collection_id's only
         elif setting in defaults:
             values, source = values_of(setting, defaults[setting]), "the var's"
+        elif setting == tie_rules.SETTING:
+            values, source = [tie_rules.DEFAULT_TIE_RULE], "the default"
         else:
             continue  # no preset
         shown = ", ".join(sorted(values, key=int) if setting == "k_values" else values) if setting in LISTS else values[0]
-        elif setting == tie_rules.SETTING:
-            values, source = [tie_rules.DEFAULT_TIE_RULE], "the default"
         parts.append(f"{setting} {shown} ({source})")
     return f"collection {collection_id}: " + "; ".join(parts)
 
@@ -135,11 +135,11 @@ def check_value(con: duckdb.DuckDBPyConnection, collection_id: str, setting: str
                 having = f"its runs: {', '.join(runs)}" if runs else "it has no runs yet"
                 raise InputError(f"collection {collection_id!r}: setting {setting}: {run_id!r} is not a run of "
                                  f"the collection ({having})")  # fmt: skip
+    if setting == tie_rules.SETTING:
+        tie_rules.check_rule(con, collection_id, values[0])
     if setting == "qrels_version" and values != ["latest"]:
         (latest,) = con.execute("select coalesce(max(qrels_version), 0) from raw.judgments where collection_id = ?",
                                 [collection_id]).fetchone() or (0,)  # fmt: skip
-    if setting == tie_rules.SETTING:
-        tie_rules.check_rule(con, collection_id, values[0])
         if int(values[0]) > latest:
             raise InputError(f"collection {collection_id!r}: setting qrels_version: {values[0]} is not a version of "
                              f"its judgments (0 to {latest}; import --judgments adds the next)")  # fmt: skip
@@ -174,10 +174,10 @@ def set_settings(
         values = {**PRESETS[str(values["preset"])].settings, **values}
     with connect(database) as con, transaction(con):
         check_judged(con, collection_id)
+        tie_rule = tie_rules.collection_tie_rule(con, collection_id)
         rows = {setting: check_value(con, collection_id, setting, value) for setting, value in values.items()}
         for setting in [*rows, *unset]:
             con.execute("delete from raw.collection_settings where collection_id = ? and setting = ?",
-        tie_rule = tie_rules.collection_tie_rule(con, collection_id)
                         [collection_id, setting])  # fmt: skip
         for setting, setting_values in rows.items():
             con.executemany("insert into raw.collection_settings values (?, ?, ?)",
