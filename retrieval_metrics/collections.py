@@ -79,6 +79,8 @@ def read_collection(
     questions = [(q, x or "") for q, x in con.execute(questions_sql(collection_id)).fetchall()]
     if not documents or not questions:
         missing = "documents" if not documents else "questions"
+        from retrieval_metrics.raw_tables import elsewhere
+
         raise InputError(f"collection {collection_id!r} has no {missing}: a collection gets them from its seeds "
-                         "(docent) or from `retrieval-metrics import --beir`")  # fmt: skip
+                         f"(docent) or from `retrieval-metrics import --beir`{elsewhere(con, collection_id)}")  # fmt: skip
     return documents, questions
