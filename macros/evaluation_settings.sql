@@ -71,6 +71,17 @@
     {{ return(text if text == 'latest' else text | int) }}
 {%- endmacro %}
 
+{#- The run every run of a collection is compared with, or none (also an empty var): no comparisons. -#}
+{% macro baseline_run() -%}
+    {%- set value = var('baseline_run_id') -%}
+    {%- set text = '' if value is none else value | string | trim -%}
+    {%- if text | lower in ['', 'none'] -%}{{ return('none') }}{%- endif -%}
+    {%- if not modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*', text) -%}
+        {{ exceptions.raise_compiler_error("var baseline_run_id: " ~ text ~ " is not none or a run id") }}
+    {%- endif -%}
+    {{ return(text) }}
+{%- endmacro %}
+
 {#- The judge gate: none, or the Cohen's kappa an automatic judge must reach (-1 to 1), as its setting stores it. -#}
 {% macro min_judge_kappa() -%}
     {%- set text = var('min_judge_kappa') | string | trim | lower -%}

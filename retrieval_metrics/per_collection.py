@@ -6,6 +6,7 @@ at k = 10, 100 against its own baseline, in one build.
     retrieval-metrics settings --collection C --set k_values=10,100 --set baseline_run_id=bm25
     retrieval-metrics settings --collection C --set relevance_level=2 --set averaging=retrieved_only
     retrieval-metrics settings --collection C --unset k_values              # back to the seed's, or the var's
+    retrieval-metrics settings --collection C --set baseline_run_id=none    # no baseline: no comparisons
 
 A setting comes from one place, the first that has it: the warehouse (this command, rm.collection_settings), the seed
 collection_settings (the shipped collections'), the dbt var (the default for every other collection). The build
@@ -27,7 +28,7 @@ from retrieval_metrics import tie_rules
 from retrieval_metrics.raw_tables import check_judged
 from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.settings import RULES as VAR_RULES
-from retrieval_metrics.settings import items_of, one_of, project_defaults
+from retrieval_metrics.settings import items_of, no_baseline, one_of, project_defaults
 from retrieval_metrics.warehouse import InputError, check_identifier, connect, transaction
 
 # the settings a collection may have of its own, each checked by the rule of the dbt var that is its default; the
@@ -59,6 +60,8 @@ def values_of(setting: str, value: object) -> list[str]:
         return [repr(float(str(value).strip()))]  # 0.90 and .9 are 0.9
     if setting in {"judged_docs_only", "ignore_identical_ids"}:
         return [str(value).strip().lower()]
+    if setting == "baseline_run_id" and no_baseline(value):
+        return ["none"]
     if setting == "min_judge_kappa":
         text = str(value).strip().lower()
         return [text if text == "none" else repr(float(text))]
@@ -127,7 +130,7 @@ def check_value(con: duckdb.DuckDBPyConnection, collection_id: str, setting: str
     if reason is not None:
         raise InputError(f"collection {collection_id!r}: setting {setting}: {value!r} {reason}")
     values = values_of(setting, value)
-    if setting in {"baseline_run_id", "gated_run_ids"}:
+    if setting == "gated_run_ids" or (setting == "baseline_run_id" and values != ["none"]):
         runs = [run for (run,) in con.execute(
             "select run_id from raw.runs where collection_id = ? order by run_id", [collection_id]).fetchall()]  # fmt: skip
         for run_id in values:

@@ -2,7 +2,8 @@
 (retrieval_metrics/presets.py) other than the lesson's, then the lesson's per-k table (Recall@k, Precision@k,
 NDCG@k) and MRR, each mean with its 95% bootstrap interval, the baseline run first and then the others by the
 collection's headline measure (run_leaderboard.run_position), then, for each collection with several runs, the
-runs side by side with wins/ties/losses, effect sizes and p-values against the baseline.
+runs side by side with wins/ties/losses, effect sizes and p-values against the baseline (or one line saying the
+collection has none and how to set it). Columns line up whatever the cutoffs and run ids.
 
     retrieval-metrics scorecard [--db PATH]
 """
@@ -14,6 +15,7 @@ import json
 import duckdb
 
 from retrieval_metrics.presets import PRESETS
+from retrieval_metrics.warehouse import PROG
 
 # The lesson's table: its labels and the registry's measures they are (measure_catalog.measure)
 LESSON_AT_K = {"Recall": "recall", "Precision": "P", "NDCG": "ndcg_cut"}
@@ -25,6 +27,12 @@ def with_interval(value: float, low: float | None, high: float | None) -> str:
     if low is None or high is None:
         return f"{value:.3f}"
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def aligned(rows: list[list[str]], separator: str = "   ") -> list[str]:
+    """Rows of cells, each column padded to its widest cell (the last left as it is)."""
+    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(max(map(len, rows), default=0))]
+    return [separator.join([cell.ljust(width) for cell, width in zip(row[:-1], widths)] + row[-1:]) for row in rows]
 
 
 def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -52,10 +60,10 @@ def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
     for collection_id, run_id, retriever, n_questions, ks in runs:
         block = [f"{collection_id} / {run_id}  (retriever {retriever}, {n_questions} questions)"]
         block += headlines.get((collection_id, run_id), [])
-        for k in ks:
-            cells = [f"{label}@{k}={measured[(collection_id, run_id, measure, k)]}"
-                     for label, measure in LESSON_AT_K.items()]  # fmt: skip
-            block.append(f"k={k:<3} " + "   ".join(cells))
+        rows = [[f"{label}@{k}={measured[(collection_id, run_id, measure, k)]}"
+                 for label, measure in LESSON_AT_K.items()] for k in ks]  # fmt: skip
+        k_width = max(3, *(len(str(k)) for k in ks))
+        block += [f"k={k:<{k_width}} {line}" for k, line in zip(ks, aligned(rows))]
         block.append(f"MRR (rank-independent) = {measured[(collection_id, run_id, LESSON_MRR, None)]}")
         blocks.append(block)
     return [line for i, block in enumerate(blocks) for line in ([""] if i else []) + block]
@@ -92,9 +100,34 @@ def headline_lines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list
     }
 
 
+def baselines(con: duckdb.DuckDBPyConnection) -> dict[str, str | None] | None:
+    """Each collection's baseline setting (int_collection_evaluation_settings), None for none; None for all where
+    the warehouse has no such table."""
+    has_table = con.execute("select count(*) from duckdb_tables() where schema_name = 'intermediate' "
+                            "and table_name = 'int_collection_evaluation_settings'").fetchall()[0][0]  # fmt: skip
+    if not has_table:
+        return None
+    query = "select collection_id, baseline_run_id from intermediate.int_collection_evaluation_settings"
+    return dict(con.execute(query).fetchall())
+
+
+def not_compared(collection_id: str, set_baselines: dict[str, str | None] | None, run_ids: list[str]) -> str:
+    """One line: why the collection's runs are not compared (no baseline, or it is not among its runs), and the
+    command that sets one."""
+    baseline = None if set_baselines is None else set_baselines.get(collection_id)
+    if baseline in run_ids:
+        return f"{collection_id}: its runs and its baseline run {baseline} share no measured question: not compared"
+    why = ("no baseline run among its runs" if set_baselines is None else
+           f"its baseline run {baseline} is not among its runs" if baseline else "no baseline run")  # fmt: skip
+    command = f"{PROG} settings --collection {collection_id} --set baseline_run_id={run_ids[0]}"
+    return (f"{collection_id}: {why}, so its runs are not compared: set one with `{command}` (its runs: "
+            f"{', '.join(run_ids)}), then `{PROG} build`")
+
+
 def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Per collection with 2+ runs: every run's means at every k, then NDCG@k against the baseline."""
     lines: list[str] = []
+    set_baselines = baselines(con)
     collections = con.execute(
         "select collection_id from main.run_metrics group by 1 having count(distinct run_id) > 1 order by 1"
     ).fetchall()
@@ -102,8 +135,6 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
         ks = [k for (k,) in con.execute(
             "select distinct k from main.run_leaderboard where collection_id = ? order by k", [collection_id]
         ).fetchall()]
-        header = ["run".ljust(20)] + [f"{m}@{k}".rjust(8) for m in ("R", "P", "NDCG") for k in ks] + ["MRR".rjust(7)]
-        lines += ["", f"{collection_id}: runs side by side", " ".join(header)]
         runs = con.execute(
             """
             select run_id, list(recall order by k), list(precision order by k), list(ndcg order by k), any_value(mrr)
@@ -111,9 +142,14 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
             """,
             [collection_id],
         ).fetchall()
+        run_width = max(20, *(len(run_id) for run_id, *_ in runs))
+        names = [f"{m}@{k}" for m in ("R", "P", "NDCG") for k in ks]
+        widths = [max(8, len(name)) for name in names]
+        header = ["run".ljust(run_width), *(name.rjust(w) for name, w in zip(names, widths)), "MRR".rjust(7)]
+        lines += ["", f"{collection_id}: runs side by side", " ".join(header)]
         for run_id, recalls, precisions, ndcgs, mrr in runs:
-            values = [f"{v:8.3f}" for v in [*recalls, *precisions, *ndcgs]]
-            lines.append(" ".join([run_id.ljust(20), *values, f"{mrr:7.3f}"]))
+            values = [f"{v:.3f}".rjust(w) for v, w in zip([*recalls, *precisions, *ndcgs], widths)]
+            lines.append(" ".join([run_id.ljust(run_width), *values, f"{mrr:7.3f}"]))
         comparisons = con.execute(
             """
             select comparisons.run_id, comparisons.baseline_run_id, comparisons.k, wins, ties, losses, mean_difference,
@@ -125,16 +161,23 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
             """,
             [collection_id],
         ).fetchall()
-        if comparisons:
-            lines += ["", f"NDCG@k against the baseline {comparisons[0][1]} (wins/ties/losses over questions, "
-                          "mean difference, effect size d_z = mean / sd of the differences, paired t-test p, "
-                          "randomization p, randomization p Holm-adjusted across runs)"]
+        if not comparisons:
+            lines += ["", not_compared(collection_id, set_baselines, sorted(r for r, *_ in runs))]
+            continue
+        lines += ["", f"NDCG@k against the baseline {comparisons[0][1]} (wins/ties/losses over questions, "
+                      "mean difference, effect size d_z = mean / sd of the differences, paired t-test p, "
+                      "randomization p, randomization p Holm-adjusted across runs)"]
+        k_width, wins_width, ties_width, losses_width = (
+            max(minimum, *(len(str(row[column])) for row in comparisons))
+            for column, minimum in ((2, 3), (3, 3), (4, 1), (5, 3))  # k, wins, ties, losses
+        )
         for run_id, _, k, wins, ties, losses, difference, effect, t_p, random_p, random_p_holm in comparisons:
             t_text = "   n/a" if t_p is None else f"{t_p:6.3f}"
             effect_text = "   n/a" if effect is None else f"{effect:+6.2f}"
             lines.append(
-                f"{run_id:<20} k={k:<3} {wins:>3}/{ties}/{losses:<3} diff {difference:+.3f}   d_z {effect_text}   "
-                f"t p {t_text}   rand p {random_p:6.3f}   Holm {random_p_holm:6.3f}"
+                f"{run_id:<{run_width}} k={k:<{k_width}} "
+                f"{wins:>{wins_width}}/{ties:>{ties_width}}/{losses:<{losses_width}} diff {difference:+.3f}   "
+                f"d_z {effect_text}   t p {t_text}   rand p {random_p:6.3f}   Holm {random_p_holm:6.3f}"
             )
     return lines
 

@@ -88,6 +88,16 @@ def identifier(value: object) -> str | None:
     return None if isinstance(value, str) and IDENTIFIER.fullmatch(value) else "is not a run or collection id"
 
 
+def no_baseline(value: object) -> bool:
+    """True for baseline_run_id's none (or an empty value): the collection's runs are compared with no run."""
+    return value is None or str(value).strip().lower() in {"", "none"}
+
+
+def baseline_run(value: object) -> str | None:
+    """baseline_run_id: none (no comparisons), or a run id."""
+    return None if no_baseline(value) or identifier(value) is None else "is not none or a run id"
+
+
 def identifiers(value: object) -> str | None:
     """Run ids: a list, one, or "a,b"."""
     bad = [v for v in items_of(value) if identifier(v) is not None]
@@ -125,7 +135,7 @@ RULES: dict[str, Rule] = {
     "bootstrap_resamples": integer(1, MAX_INTEGER),
     "bootstrap_seed": integer(0, MAX_BIGINT),
     "max_outranking_docs_listed": integer(0),
-    "baseline_run_id": identifier,
+    "baseline_run_id": baseline_run,
     "n_permutations": integer(1),
     "permutation_seed": integer(0),
     "test_all_runs": boolean,
@@ -193,7 +203,9 @@ def check_named_runs(database: Path, given: dict[str, object]) -> None:
         runs = con.execute("select distinct collection_id, run_id from raw.runs").fetchall()
     settings = {**project_defaults(), **given}
     baseline = str(settings.get("baseline_run_id"))
-    if "baseline_run_id" in given and baseline not in {run_id for _, run_id in runs}:
+    if "baseline_run_id" in given and not no_baseline(given["baseline_run_id"]) and baseline not in {
+        run_id for _, run_id in runs
+    }:
         raise InputError(f"var baseline_run_id: {baseline!r} is not a run of any collection")
     gated = str(settings.get("gated_collection_id"))
     if given.keys() & {"gated_collection_id", "gated_run_ids"}:

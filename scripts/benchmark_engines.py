@@ -35,8 +35,10 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PEERS = ("duckdb", "spark", "spark_startup")
-# The run ids: the project compares every run with the run named by the var baseline_run_id, keyword_overlap.
 RUN_QUALITY = {"keyword_overlap": 1.0, "better": 2.0, "worse": 0.3}  # how strongly a run's scores follow grades
+# The collection's settings: every run compared with keyword_overlap, at the lesson's cutoffs k = 1, 2, 3 (a
+# collection without its own has no baseline and k = 1, 3, 5, 10, 100)
+MIDSIZE_SETTINGS = ["--set", "baseline_run_id=keyword_overlap", "--set", "k_values=1,2,3"]
 
 
 def write_collection(
@@ -118,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = ["--qrels", str(qrels)] if position == 0 else []
         cli("import", "--collection", "midsize", *extra, "--run", str(path), "--run-id", run_id,
             env={**base_env, "RETRIEVAL_DB": str(imported)})  # fmt: skip
+    cli("settings", "--collection", "midsize", *MIDSIZE_SETTINGS, env={**base_env, "RETRIEVAL_DB": str(imported)})
 
     def fresh(name: str) -> dict[str, str]:
         """A fresh copy of the imported warehouse, its own Spark directory; the environment of its commands."""

@@ -2,7 +2,8 @@
 -- runs are evaluated: the collection's own values from the warehouse (`retrieval-metrics settings`), else from
 -- the seed collection_settings, else the dbt var's (the default for every collection without its own; the gate's
 -- vars for gated_collection_id only). k_values, gated_run_ids and gated_measures have one row per item (none:
--- nothing gated), every other setting one row. A setting's values all come from one place.
+-- nothing gated), baseline_run_id one row or none (no baseline: no comparisons), every other setting one row. A
+-- setting's values all come from one place.
 -- A table, built once per build: the per-run models' hooks (through int_run_fingerprints) and
 -- int_collection_evaluation_settings read it, and as a view it took about 10 ms a read on Docent (1 ms as a table).
 
@@ -41,7 +42,7 @@ own as (
 {%- set defaults = [] -%}
 {%- for k in cutoff_values() %}{% do defaults.append(('k_values', k)) %}{% endfor -%}
 {%- do defaults.extend([
-    ('baseline_run_id', var('baseline_run_id')),
+    ('baseline_run_id', baseline_run()),
     ('relevance_level', relevance_level()),
     ('averaging', averaging_mode()),
     ('judged_docs_only', judged_docs_only() | string | lower),
@@ -96,12 +97,18 @@ by_default as (
             select 1 from own
             where own.collection_id = collections.collection_id and own.setting = gate_defaults.setting
         )
+),
+
+settings as (
+    select own.collection_id, own.setting, own.value, own.set_by
+    from own
+    inner join collections
+        on own.collection_id = collections.collection_id
+    union all
+    select collection_id, setting, value, set_by
+    from by_default
 )
 
-select own.collection_id, own.setting, own.value, own.set_by
-from own
-inner join collections
-    on own.collection_id = collections.collection_id
-union all
 select collection_id, setting, value, set_by
-from by_default
+from settings
+where not (setting = 'baseline_run_id' and value = 'none')  -- no baseline: no row, so nothing is compared

@@ -46,7 +46,7 @@ def error_lines(stderr: str) -> list[str]:
         ("{bootstrap_resamples: -5}", "var bootstrap_resamples: -5 is not an integer >= 1"),
         ("{bootstrap_seed: -1}", "var bootstrap_seed: -1 is not an integer >= 0"),
         ("{bootstrap_seed: 99999999999999999999}", "var bootstrap_seed: 99999999999999999999 is more than 9223372036854775807"),
-        ("{baseline_run_id: \"bm25'\"}", "var baseline_run_id: \"bm25'\" is not a run or collection id"),
+        ("{baseline_run_id: \"bm25'\"}", "var baseline_run_id: \"bm25'\" is not none or a run id"),
         ("{gated_run_ids: [bm25, 'a b']}", "var gated_run_ids: ['bm25', 'a b'] holds 'a b', not a run id"),
     ],
 )

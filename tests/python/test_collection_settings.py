@@ -206,9 +206,9 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         warehouse.rows("select * from question_measures where collection_id = 'docent' order by all") == docent_before
     )
 
-    # unset: the var's default again (k = 1, 2, 3), through the notebook's call; Docent keeps its seed's
+    # unset: the var's default again (k = 1, 3, 5, 10, 100), through the notebook's call; Docent keeps its seed's
     line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None, relevance_level=None)
-    assert line == ("collection gen: preset trec-dl (set here); k_values 1, 2, 3 (the var's); baseline_run_id run0 "
+    assert line == ("collection gen: preset trec-dl (set here); k_values 1, 3, 5, 10, 100 (the var's); baseline_run_id run0 "
                     "(set here); relevance_level 1 (the var's); averaging all_questions (set here); judged_docs_only "
                     "false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); ignore_identical_ids false "
                     "(set here); "

@@ -63,7 +63,7 @@ def built(lesson: Warehouse) -> Warehouse:
 
 @pytest.fixture(scope="module")
 def graded(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
-    """The lesson's warehouse, copied, with the graded collection and its run "run" imported and built."""
+    """The lesson's warehouse, copied, with the graded collection and its run "run" imported and built at KS."""
     folder = tmp_path_factory.mktemp("graded")
     warehouse = lesson.copy(folder)
     db = ["--db", str(warehouse.db_path)]
@@ -74,6 +74,7 @@ def graded(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> Wareh
                            for q, docs in GRADED_RANKINGS.items() for rank, d in enumerate(docs, start=1)))
     assert cli(["import", "--collection", "graded", "--qrels", str(qrels), *db]) == 0
     assert cli(["import", "--collection", "graded", "--run", str(run), "--run-id", "run", *db]) == 0
+    assert cli(["settings", "--collection", "graded", "--set", f"k_values={','.join(map(str, KS))}", *db]) == 0
     warehouse.build()
     return warehouse
 

@@ -103,7 +103,7 @@ def test_imported_collection_builds_and_warns_about_unknown_questions(lesson: Wa
     assert loaded.rows("select * from dbt_test__audit.assert_run_questions_are_known order by all") == [
         ("tiny", "r1", "99"), ("tiny", "r2", "99")
     ]
-    rows = loaded.rows("select question_id, k, ndcg from question_metrics where run_id = 'r1' and k = 2 order by 1")
+    rows = loaded.rows("select question_id, k, ndcg from question_metrics where run_id = 'r1' and k = 3 order by 1")
     assert [row[0] for row in rows] == ["07", "1"]  # "99" is ignored; "07" counts 0 (its relevant doc missing)
     assert loaded.rows("select n_questions from run_metrics where run_id = 'r1' and k = 1") == [(2,)]
 

@@ -87,6 +87,7 @@ def test_incremental_builds_equal_a_full_refresh(history: tuple[Warehouse, Path]
     qrels, other_runs = make_collection(random.Random(99), folder / "edited", n_runs=2)
     import_(warehouse, "--run", str(runs[2]), "--run-id", "run2")
     import_(warehouse, "--run", str(runs[3]), "--run-id", "keyword_overlap")  # the baseline: gen's runs compared
+    assert warehouse.cli("settings", "--collection", "gen", "--set", "baseline_run_id=keyword_overlap").returncode == 0
     warehouse.built()
     assert planned(warehouse, "question_comparisons") == [("gen", run) for run in
                                                           ["keyword_overlap", "run0", "run1", "run2"]]  # fmt: skip
@@ -110,6 +111,7 @@ def test_incremental_builds_equal_a_full_refresh(history: tuple[Warehouse, Path]
     assert warehouse.rows("select count(distinct tag) from run_tag_comparisons where collection_id = 'gen'") == [(3,)]
     assert_equals_full_refresh(warehouse, tmp_path / "after-edits")
 
+    assert warehouse.cli("settings", "--collection", "gen", "--unset", "baseline_run_id").returncode == 0
     warehouse.build(*OTHER_BUILD)  # defaults that change numbers: every run of gen again, none of Docent (its own)
     assert planned(warehouse) == [("gen", run) for run in ["keyword_overlap", "run0", "run2"]]
     assert_equals_full_refresh(warehouse, tmp_path / "other-settings", *OTHER_BUILD)

@@ -21,6 +21,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from conftest import Warehouse, cli_in_process
 from retrieval_metrics.building import source_selection
+from retrieval_metrics.settings import project_defaults
 from test_qrels_version_changes import leaderboard, rbo, tau_ap
 from test_trec_agreement import make_collection
 from trec_reference import Settings, references
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.dbt
 
 HERE = Path(__file__).parent
 RESAMPLES, SEED = 1000, 20261203  # dbt_project.yml's bootstrap_resamples and bootstrap_seed
+GEN_KS = project_defaults()["k_values"]  # the generated collection has no cutoffs of its own: the var's
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +184,7 @@ def test_the_judges_leaderboard_against_peoples_equals_a_direct_computation(judg
             # those questions are left to test_trec_agreement's cases, here only in the leaderboards below
             checked = {q: docs for q, docs in qrels.items() if max(docs.values()) >= 0}
             assert len(checked) > 20
-            expected = references(checked, run, rankings, [1, 2, 3], Settings()).values
+            expected = references(checked, run, rankings, GEN_KS, Settings()).values
             for question_id in checked:
                 names = got[labels][run_id][question_id]
                 assert len(names) > 20

@@ -17,8 +17,8 @@ from test_trec_agreement import make_collection
 
 pytestmark = pytest.mark.dbt
 
-MEASURES = {"ndcg_cut.3", "P.2", "map"}  # at the collection's cutoffs (the var's k_values: 1, 2, 3)
-NAMES = ["P_2", "map", "ndcg_cut_3"]
+MEASURES = {"ndcg_cut.3", "P.5", "map"}  # at the collection's cutoffs (the var's k_values: 1, 3, 5, 10, 100)
+NAMES = ["P_5", "map", "ndcg_cut_3"]
 
 
 @pytest.fixture(scope="module")

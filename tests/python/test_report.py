@@ -200,6 +200,8 @@ def test_the_coverage_warning_fires_only_where_judged_coverage_differs(lesson: W
         run.write_text("".join(f"{q} Q0 {doc} {rank} {10 - rank} {run_id}\n"
                                for q, docs in rankings.items() for rank, doc in enumerate(docs, start=1)))
         assert cli(["import", "--collection", "sparse", "--run", str(run), "--run-id", run_id, *db]) == 0
+    assert cli(["settings", "--collection", "sparse", "--set", "k_values=1,2,3", "--set",
+                "baseline_run_id=keyword_overlap", *db]) == 0  # fmt: skip
     warehouse.build()
     judged = dict(warehouse.rows("select run_id || '@' || k, run_mean from run_comparisons "
                                  "where collection_id = 'sparse' and measure = 'Judged'"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from benchmark_engines import write_collection
+from benchmark_engines import MIDSIZE_SETTINGS, write_collection
 from conftest import REPO_ROOT, TARGETS, Warehouse
 
 from retrieval_metrics.spark import marts_directory, spark_directory
@@ -40,6 +40,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Warehouse, dict[str
         extra = ["--qrels", str(qrels)] if position == 0 else []
         result = warehouse.cli("import", "--collection", "midsize", *extra, "--run", str(path), "--run-id", run_id)
         assert result.returncode == 0, result.stderr
+    # a baseline and the lesson's cutoffs (the gate's ndcg_cut_2), which only Docent has by default
+    result = warehouse.cli("settings", "--collection", "midsize", *MIDSIZE_SETTINGS)
+    assert result.returncode == 0, result.stderr
     record_pool(warehouse.db_path, PoolRequest("midsize", None, 20, "rrf"))  # the judging marts: floats, snippets
     record_pool(warehouse.db_path, PoolRequest("docent", None, 3, "depth"))
     # an automatic judge of 60 judged pairs: the agreement marts (their resamples a Python model on Spark too; the
