@@ -40,7 +40,7 @@ from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.scorecard import headlines
-from retrieval_metrics.warehouse import InputError
+from retrieval_metrics.warehouse import PROG, InputError
 
 CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
 NDCG = "ndcg_cut"  # measure_catalog.measure of NDCG@k: the wins/losses chart
@@ -287,6 +287,11 @@ def history_chart(con: duckdb.DuckDBPyConnection, collection_id: str, styles: St
                  f"{label}, the collection's headline, of each run by when it was written (run_leaderboard."
                  "written_at), one line per retriever with more than one run (a run id per version: "
                  "docs/comparing.md); each point in its run's colour.", png(fig))
+
+
+def no_baseline(collection_id: str) -> str:
+    """What the report says of a collection none of whose runs is its baseline: how to set one."""
+    return f"none (set one: {PROG} settings --collection {collection_id} --set baseline_run_id=RUN, then build)"
 
 
 def coverage_warnings(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[dict[str, Any]]:
@@ -606,7 +611,7 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
     baseline = first["baseline_run_id"]
     parts = [f'<section id="collection-{html.escape(collection_id)}"><h2>Collection {html.escape(collection_id)}</h2>',
              (f'<p class="meta">{len({r["run_id"] for r in leaderboard})} runs, {first["n_questions"]} questions '
-              f'averaged; baseline run: {html.escape(baseline or "none (var baseline_run_id not among the runs)")}.</p>')]
+              f'averaged; baseline run: {html.escape(baseline or no_baseline(collection_id))}.</p>')]
     runs_headlines = {run: found for (collection, run), found in headlines(con).items() if collection == collection_id}
     if runs_headlines:  # the collection's preset leads: its headline measures, as the community reports them
         preset = next(iter(runs_headlines.values()))[0]

@@ -4,6 +4,7 @@ that BI tools show, and `dbt docs generate` works offline."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -29,6 +30,20 @@ def test_every_model_and_column_is_described_in_yaml(documented_models: dict[str
     for name, model in documented_models.items():
         assert model.get("description"), name
         assert all(column.get("description") for column in model["columns"]), name
+
+
+USER_DOCS = ["lesson", "measures", "importing", "plugins", "comparing", "judging", "serving-and-bi"]
+
+
+def test_user_docs_name_tables_as_query_finds_them() -> None:
+    """A model outside the marts (schema main) is named in the user's docs with its schema, as `retrieval-metrics
+    query` finds it: `intermediate.int_qrels_unioned`, not `int_qrels_unioned`; and the name is a model's."""
+    models = {(p.parent.name, p.stem) for p in (REPO_ROOT / "models").rglob("*") if p.suffix in {".sql", ".py"}}
+    for doc in USER_DOCS:
+        text = (REPO_ROOT / "docs" / f"{doc}.md").read_text()
+        assert not re.findall(r"`(?:int|stg)_\w+", text), doc
+        for schema, name in re.findall(r"`(intermediate|staging)\.((?:int|stg)_\w+)`", text):
+            assert (schema, name) in models, (doc, f"{schema}.{name}")
 
 
 @pytest.mark.dbt

@@ -137,7 +137,7 @@ def test_dbt_build_without_any_run_says_what_to_do(warehouse: Warehouse) -> None
 
 def test_an_imported_beir_collection_is_ranked_from_the_warehouse(lesson: Warehouse, tmp_path: Path) -> None:
     """The same loader serves every collection: a BEIR folder's documents and questions, imported, are ranked
-    by a built-in retriever, and ties keep the collection's doc_position order (doc_id order when imported)."""
+    by a built-in retriever, ties broken by the collection's tie rule (trec_eval's, by default: doc id descending)."""
     warehouse = lesson.copy(tmp_path / "beir")
     folder = tmp_path / "mini"
     (folder / "qrels").mkdir(parents=True)
@@ -158,8 +158,8 @@ def test_an_imported_beir_collection_is_ranked_from_the_warehouse(lesson: Wareho
         "select question_id, list(doc_id order by rank), list(score order by rank) from raw.rankings "
         "where collection_id = 'mini' group by question_id order by question_id"
     )
-    # q1 matches d2 on "free", "plan" (and "pricing" is not in it); q2 matches nothing: all tie, doc_id order
-    assert rows == [("q1", ["d2", "d1", "d3"], [2.0, 0.0, 0.0]), ("q2", ["d1", "d2", "d3"], [0.0, 0.0, 0.0])]
+    # q1 matches d2 on "free", "plan" (and "pricing" is not in it); q2 matches nothing: ties by doc id descending
+    assert rows == [("q1", ["d2", "d3", "d1"], [2.0, 0.0, 0.0]), ("q2", ["d3", "d2", "d1"], [0.0, 0.0, 0.0])]
     assert dump(warehouse) != dump(lesson)
     assert [row for row in dump(warehouse) if row[1] == "docent"] == dump(lesson)  # docent untouched
 
