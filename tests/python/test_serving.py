@@ -218,6 +218,7 @@ def test_publishing_again_writes_what_changed_and_equals_a_fresh_copy(lesson: Wa
     warehouse.ranked("--retriever", "keyword_normalized").built()  # a new version of that run
     with duckdb.connect(str(warehouse.db_path)) as con:  # a run removed from the raw tables
         con.execute("delete from raw.rankings where run_id = 'bm25'")
+        con.execute("delete from raw.question_latencies where run_id = 'bm25'")
         con.execute("delete from raw.runs where run_id = 'bm25'")
     warehouse.built()
     publish(warehouse.db_path, serving)
