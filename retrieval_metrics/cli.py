@@ -106,14 +106,14 @@ def import_judgments(args: argparse.Namespace) -> str:
     with queued(args, database, f"import judgments into {args.collection}"):
         line = append_version(database, args.collection, args.judgments, args.judge or "human")
         dbt_args = (["--vars", args.vars] if args.vars else []) if args.build else None
-        return built_on(line, database, dbt_args)
+        return built_on(line, database, dbt_args, args.command)
 
 
-def built_on(line: str, database: Path, dbt_args: list[str] | None) -> str:
+def built_on(line: str, database: Path, dbt_args: list[str] | None, command: str) -> str:
     """A new qrels version's line, then what measures on it: this build (given its dbt args), or the next."""
     if dbt_args is None:
         return f"{line}; the next build measures on it"
-    return f"{line}; measured on it: {build_database(database, dbt_args)}"
+    return f"{line}; measured on it: {build_database(database, dbt_args, f'{PROG} {command}')}"
 
 
 def build(args: argparse.Namespace) -> str:
@@ -208,7 +208,7 @@ def pool(args: argparse.Namespace) -> str:
     database = database_path(args.db)
     with queued(args, database, f"pool {args.collection}"):
         runs = record_pool(database, request)
-        built = build_database(database, [])
+        built = build_database(database, [], f"{PROG} {args.command}")
         with connect(database, read_only=True) as con:
             summary = pool_summary(con, args.collection)
     return (f"collection {args.collection}: pooled the top {args.depth} of {', '.join(runs)} by {args.method}; "
@@ -224,7 +224,7 @@ def judge(args: argparse.Namespace) -> str:
     request.check()
     database = database_path(args.db)
     with queued(args, database, f"judge {args.collection}" + (" and build" if args.build else "")):
-        return built_on(judge_collection(database, request), database, [] if args.build else None)
+        return built_on(judge_collection(database, request), database, [] if args.build else None, args.command)
 
 
 def scorecard(args: argparse.Namespace) -> str:

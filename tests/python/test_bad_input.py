@@ -6,7 +6,8 @@ equal before and after (conftest.warehouse_checksums); and what the door takes, 
 file, fusion parameters SQL cannot take; (C) TREC files with `#` comment lines, read as trec_eval 10.0 reads
 them; (D) runs ranking docs their collection's corpus lacks; (E) BEIR folders a build would fail on; (F) after
 refusals, the next good imports and the build succeed; (G) judgments and runs naming a question their collection
-does not have, where it knows its questions. Settings (--vars) and failed builds are in
+does not have, where it knows its questions; (H) an unknown collection, doc_order without documents, a query
+that is not one read-only statement. Settings (--vars) and failed builds are in
 test_build_failures.py, removal in test_remove.py.
 
 Without dbt but in (F): `rank` reads the collection from raw tables written by the test (see `ranked`), the other
@@ -725,3 +726,43 @@ def test_fusing_runs_with_a_question_the_collection_lacks_is_refused(
     assert code == 2
     assert one_error_line(capsys.readouterr().err, "fuse").startswith("question 'q9' is not a question of collection")
     assert warehouse_checksums(beir_loaded.db_path) == before
+
+
+# --- (H) what else a new user mistypes -------------------------------------------------------------------------------
+
+OTHER_MISTAKES = [
+    (["rank", "--collection", "sciy", "--retriever", "bm25"], "rank",
+     "collection 'sciy' has no documents: a collection gets them from its seeds (docent) or from `retrieval-metrics "
+     "import --beir`; the warehouse's collections: docent, sci, trec_only"),
+    (["settings", "--collection", "sciy", "--set", "k_values=10"], "settings",
+     "collection 'sciy' has no judgments yet: import --qrels (or --beir) first; the warehouse's collections: "
+     "docent, sci, trec_only"),
+    (["remove", "--collection", "sciy", "--all", "--yes"], "remove",
+     "the warehouse has no collection 'sciy'; the warehouse's collections: docent, sci, trec_only"),
+    (["settings", "--collection", "trec_only", "--set", "tie_rule=doc_order"], "settings",
+     "collection 'trec_only': setting tie_rule: doc_order needs the collection's documents, and it has none"),
+    (["query", "select 1; select 2"], "query", "query runs one statement, not 2: run them one at a time"),
+    (["query", "copy (select 1) to 'written.csv'"], "query", "query only reads: COPY is refused"),
+    (["query", "export database 'exported'"], "query", "query only reads: EXPORT is refused"),
+    (["query", "attach 'other.duckdb' as other"], "query", "query only reads: ATTACH is refused"),
+    (["query", "install httpfs"], "query", "query only reads: LOAD is refused"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "command", "message"), OTHER_MISTAKES, ids=[" ".join(a[:2]) for a, _, _ in OTHER_MISTAKES])
+def test_other_mistakes_are_refused_and_change_nothing(
+    beir_loaded: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    args: list[str], command: str, message: str,
+) -> None:  # fmt: skip
+    """An unknown collection's error lists the ones there are; doc_order needs documents; `query` runs one
+    read-only statement (the warehouse file itself, read-only, as --db): nothing changes, no file is written."""
+    (tmp_path / "trec_only.txt").write_text("1 0 a 1\n")
+    assert import_(beir_loaded, "--collection", "trec_only", "--qrels", str(tmp_path / "trec_only.txt")) == 0
+    monkeypatch.chdir(tmp_path)
+    files = sorted(tmp_path.rglob("*"))
+    before = warehouse_checksums(beir_loaded.db_path)
+    capsys.readouterr()
+    assert main([*args, "--db", str(beir_loaded.db_path)]) == 2
+    assert one_error_line(capsys.readouterr().err, command).startswith(message)
+    assert warehouse_checksums(beir_loaded.db_path) == before
+    assert sorted(tmp_path.rglob("*")) == files
