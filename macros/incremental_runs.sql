@@ -14,8 +14,9 @@
       runs whose fingerprint for this model differs from the one recorded, and deletes their rows (and the
       rows of runs that are gone); the model's SQL reads only the planned runs (planned_runs()); the post-hook
       record_runs_computed records what was computed. All of it in the model's one transaction.
-    - A model's fingerprint of a run also covers the model's compiled code and the fingerprints its per-run
-      parents recorded for the run: editing a model recomputes it (and what reads it) for every run, and a
+    - A model's fingerprint of a run also covers the model's compiled code (a Python model's: its source and that
+      of the package modules it imports, package_version) and the fingerprints its per-run parents recorded for
+      the run: editing a model recomputes it (and what reads it) for every run, and a
       build that selected only some models leaves their children to recompute the runs in the next build.
 -#}
 
@@ -82,6 +83,18 @@
     {{ return(local_md5(code | replace('"' ~ this.database ~ '".', ''))) }}
 {%- endmacro %}
 
+{#- A Python model's package code, as one more SQL argument of its fingerprint: the digest of the package modules
+    it imports and of what they import in turn (package_digest, retrieval_metrics/dbt_plugin.py, evaluated once
+    when the plan is made: dbt's templates cannot read files). Nothing for a SQL model: its macros are in its
+    compiled code. -#}
+{% macro package_version(node) -%}
+    {%- if node.language == 'python' -%}
+        {%- set imported = modules.re.findall('(?m)^(?:from|import) +(retrieval_metrics(?:[.][A-Za-z0-9_]+)*)', node.raw_code) -%}
+        {{ return(", (select package_digest('" ~ (imported | unique | sort | join(' ')) ~ "'))") }}
+    {%- endif -%}
+    {{ return("") }}
+{%- endmacro %}
+
 {#- Relations by name at run time, without ref(): hooks and tests read these without depending on them. -#}
 {% macro model_relation(name) -%}
     {%- set node = graph.nodes['model.' ~ project_name ~ '.' ~ name] -%}
@@ -131,7 +144,7 @@
             runs.collection_id,
             runs.run_id,
             md5(concat_ws('|', runs.fingerprint, coalesce(baseline.run_version, 'none'), '{{ settings_version() }}',
-                '{{ code_version(model) }}'
+                '{{ code_version(model) }}'{{ package_version(model) }}
                 {%- for parent in parents %}, coalesce(parent_{{ loop.index }}.fingerprint, 'none'){% endfor %})) as fingerprint
         from {{ model_relation('int_run_fingerprints') }} as runs
         left join {{ model_relation('int_run_fingerprints') }} as baseline
