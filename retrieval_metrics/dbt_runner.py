@@ -162,8 +162,7 @@ SHOWN = {"dbt_lines": False}  # a command's --verbose: dbt's own lines on stdout
 
 @contextmanager
 def dbt_lines_shown(shown: bool) -> Iterator[None]:
-    """Within this block, in-process builds print dbt's own lines (else dbt runs --quiet: its lines go to its
-    log file only, errors still print)."""
+    """Within this block, in-process builds print dbt's own lines too (else only its log file has them)."""
     before, SHOWN["dbt_lines"] = SHOWN["dbt_lines"], shown
     try:
         yield
@@ -208,7 +207,7 @@ class InProcessDbt:
         from dbt.cli.main import dbtRunner
 
         os.environ["RETRIEVAL_DB"] = str(self.database)
-        quiet = [] if SHOWN["dbt_lines"] else ["--quiet"]
+        quiet = [] if SHOWN["dbt_lines"] else ["--log-level", "none"]  # stdout; the log file keeps info
         try:
             # --no-write-json, and run_results.json written here: after every build dbt would also write
             # manifest.json again (0.5-0.7 s of CPU in a Docent build), the one `load`'s parse wrote plus the
