@@ -191,7 +191,7 @@ def connect(
     return con
 
 
-# the marts the readers (scorecard, report, export) need, in the order of models/marts/_marts__models.yml
+# the marts the readers (scorecard, report, export) need: models/marts/{measures,comparisons,judging}
 MARTS = ("question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "measure_catalog",
          "question_measures", "run_measures", "question_comparisons", "run_comparisons", "run_tag_measures",
          "run_tag_comparisons", "judging_queue", "judging_pool_coverage", "qrels_version_changes",

@@ -1,6 +1,6 @@
 """Bounded statistics stay in their bounds, and exact fractions come out exact.
 
-Each bounded column of a mart declares its range once, beside it in models/marts/_marts__models.yml
+Each bounded column of a mart declares its range once, beside it in its family's YAML (models/marts/*/_*__models.yml)
 (`config: {meta: {range: [low, high]}}`). One warehouse where every such mart has rows (the lesson with every
 retriever's run, plus `tiny`: a TREC collection of 16 questions and 8 runs, a judging pool, an automatic judge's
 qrels version and then a person's) is checked column by column: every declared column of every mart lies in its
@@ -28,7 +28,7 @@ from test_judge_agreement import judge
 
 pytestmark = pytest.mark.dbt
 
-MARTS_YAML = REPO_ROOT / "models" / "marts" / "_marts__models.yml"
+MARTS_YAMLS = sorted((REPO_ROOT / "models" / "marts").glob("*/_*__models.yml"))  # one per family
 BOUNDED_WORDS = {"hit", "rate", "recall", "precision", "ndcg", "mrr", "reciprocal", "average", "p_value", "share",
                  "kappa", "tau", "rbo", "judged", "coverage", "agreement", "correlation", "ratio", "fraction",
                  "probability"}  # fmt: skip
@@ -42,7 +42,7 @@ QUESTIONS = [f"q{number:02d}" for number in range(len(JUDGED_IN_TOP_3))]
 def declared_ranges() -> dict[str, dict[str, tuple[float, float]]]:
     """{mart: {column: (low, high)}} from the marts' YAML."""
     ranges: dict[str, dict[str, tuple[float, float]]] = {}
-    for model in yaml.safe_load(MARTS_YAML.read_text())["models"]:
+    for model in (model for path in MARTS_YAMLS for model in yaml.safe_load(path.read_text())["models"]):
         for column in model.get("columns", []):
             found = ((column.get("config") or {}).get("meta") or {}).get("range")
             if found is not None:
@@ -53,7 +53,7 @@ def declared_ranges() -> dict[str, dict[str, tuple[float, float]]]:
 
 
 def marts() -> list[str]:
-    return sorted(path.stem for path in (REPO_ROOT / "models" / "marts").glob("*.sql"))
+    return sorted(path.stem for path in (REPO_ROOT / "models" / "marts").glob("*/*.sql"))
 
 
 def looks_bounded(column: str) -> bool:
@@ -105,7 +105,7 @@ def test_every_column_named_as_bounded_declares_its_range(bounded: Warehouse) ->
     assert {table for table, _, _ in types} == set(marts())
     undeclared = sorted(f"{table}.{column}" for table, column, data_type in types
                         if data_type == "DOUBLE" and looks_bounded(column) and column not in ranges.get(table, {}))  # fmt: skip
-    assert not undeclared, f"bounded columns without a range in {MARTS_YAML.name}: {undeclared}"
+    assert not undeclared, f"bounded columns without a range in the marts' YAML: {undeclared}"
     present = {(table, column) for table, column, _ in types}
     missing = sorted(f"{t}.{c}" for t, columns in ranges.items() for c in columns if (t, c) not in present)
     assert not missing, f"ranges declared for columns that do not exist: {missing}"
