@@ -398,9 +398,10 @@ def parser() -> Parser:
     removing.add_argument("--yes", action="store_true", help="confirm --all")
     add_writer_options(removing)
 
-    setting = command("settings", settings, "show or set a collection's own settings (k_values, baseline_run_id, "
-                      "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, qrels_version, "
-                      "ignore_identical_ids, iprec_rule, min_judge_kappa) or preset; the next build recomputes that collection only")
+    from retrieval_metrics.per_collection import RULES as COLLECTION_SETTINGS
+
+    setting = command("settings", settings, "show or set a collection's own settings "
+                      f"({', '.join(COLLECTION_SETTINGS)}); the next build recomputes that collection only")
     setting.add_argument("--collection", required=True, help="the collection")
     setting.add_argument("--preset", help="follow a community's conventions (lesson, trec-dl, msmarco-passage, beir, "
                          "trec-rag): its settings, but for those --set gives, and its headline measures")
