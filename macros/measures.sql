@@ -17,6 +17,12 @@
       question_metrics_column, run_metrics_column
                    its column in the wide tables question_metrics / run_metrics / run_leaderboard, if it has one
       description  one line: the formula (docs/measures.md explains the conventions)
+      uses_relevance_level
+                   optional, default true: false for a measure that reads the grades themselves, not whether a
+                   grade reaches the relevance level (num_ret, NDCG, RBP, ERR); the scorecard marks the others
+                   with the level when it is not 1
+    Every entry is checked against this list when dbt parses the project (checked_registry): a key not listed, a
+    missing key or a value outside its kind fails the parse, naming the entry and the key.
     The order is trec_eval's (its -q output), then ir_measures' measures.
     Adding a measure: one dict here, one line in docs/measures.md, one case in the unit tests
     (models/intermediate/_intermediate__models.yml) and its reference's name in tests/python/trec_reference.py. -#}
@@ -141,7 +147,7 @@
          "sql": "case when ideal_exp_dcg > 0 then " ~ rank_sum("(power(2.0, gain) - 1.0) / " ~ log2("position + 1")) ~ " / ideal_exp_dcg else 0.0 end",
          "description": "NDCG@k with exponential gain 2^grade - 1 (gdeval's), log2(rank + 1) discount"}
     ]) -%}
-    {{ return(measures) }}
+    {{ return(checked_registry(measures)) }}
 {%- endmacro %}
 
 {#- What every measure's SQL may read: the question's constants and one of its judged retrieved documents (all
@@ -155,6 +161,62 @@
                            'relevant_so_far', 'nonrelevant_above', 'err_continue'] %}
         {{ judged_docs }}.{{ column }}{% if not loop.last %},{% endif %}
         {%- endfor %}
+{%- endmacro %}
+
+{#- The registry's schema (the keys in the comment above measure_registry): each key and the kind of its value; the
+    optional ones marked. -#}
+{% macro registry_schema() -%}
+    {{ return({
+        "name": "text", "column": "identifier", "at_k": "boolean", "sql": "text", "reference": ["trec_eval", "ir_measures"],
+        "aggregation": ["mean", "sum", "geometric_mean"], "compared": "boolean", "description": "text",
+        "question_metrics_column": "optional identifier", "run_metrics_column": "optional identifier",
+        "uses_relevance_level": "optional boolean"
+    }) }}
+{%- endmacro %}
+
+{#- The registry, each entry checked against registry_schema(): a compiler error (which fails dbt's parse) naming
+    the entry and the key for an unknown key, a missing one, a value of the wrong kind, or a name given twice. -#}
+{% macro checked_registry(measures) -%}
+    {%- set schema = registry_schema() -%}
+    {%- set seen = [] -%}
+    {%- for measure in measures -%}
+        {%- set entry = "measure registry (macros/measures.sql): entry " ~ loop.index ~ " (" ~ (measure.name or "no name") ~ ")" -%}
+        {%- for key in measure if key not in schema -%}
+            {%- do exceptions.raise_compiler_error(entry ~ ": unknown key '" ~ key ~ "' (its keys: " ~ (schema.keys() | join(", ")) ~ ")") -%}
+        {%- endfor -%}
+        {%- for key, kind in schema.items() -%}
+            {%- set optional = kind is string and kind.startswith("optional ") -%}
+            {%- set kind = kind[9:] if optional else kind -%}
+            {%- if key not in measure -%}
+                {%- if not optional -%}
+                    {%- do exceptions.raise_compiler_error(entry ~ ": no key '" ~ key ~ "'") -%}
+                {%- endif -%}
+            {%- else -%}
+                {%- set value = measure[key] -%}
+                {%- if kind is not string -%}
+                    {%- set ok = value in kind -%}
+                {%- elif kind == "boolean" -%}
+                    {%- set ok = value is sameas true or value is sameas false -%}
+                {%- elif kind == "identifier" -%}
+                    {%- set ok = value is string and modules.re.fullmatch("[a-z_][a-z0-9_]*", value) -%}
+                {%- else -%}
+                    {%- set ok = value is string and value | trim != "" -%}
+                {%- endif -%}
+                {%- if not ok -%}
+                    {%- set wanted = {"boolean": "true or false", "identifier": "a lowercase SQL identifier",
+                                      "text": "a non-empty string"} -%}
+                    {%- do exceptions.raise_compiler_error(entry ~ ": key '" ~ key ~ "': " ~ tojson(value) ~ " is not "
+                        ~ (wanted[kind] if kind is string else "one of " ~ (kind | join(", ")))) -%}
+                {%- endif -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- set printed = (measure.name, measure.at_k) -%}
+        {%- if printed in seen -%}
+            {%- do exceptions.raise_compiler_error(entry ~ ": key 'name': " ~ measure.name ~ " is given twice") -%}
+        {%- endif -%}
+        {%- do seen.append(printed) -%}
+    {%- endfor -%}
+    {{ return(measures) }}
 {%- endmacro %}
 
 {#- The registry's measures with or without a cutoff. -#}

@@ -170,6 +170,11 @@ def dbt_lines_shown(shown: bool) -> Iterator[None]:
         SHOWN["dbt_lines"] = before
 
 
+def quiet_unless_shown() -> list[str]:
+    """dbt's options for its lines on stdout: none of them (the log file keeps them, at info), unless shown."""
+    return [] if SHOWN["dbt_lines"] else ["--log-level", "none"]
+
+
 class DbtFailed(Exception):
     """dbt could not load the project: one line."""
 
@@ -196,7 +201,7 @@ class InProcessDbt:
         from dbt.cli.main import dbtRunner
 
         os.environ["RETRIEVAL_DB"] = str(self.database)
-        result = dbtRunner().invoke(self.args("parse", "--quiet", *dbt_args))
+        result = dbtRunner().invoke(self.args("parse", *quiet_unless_shown(), *dbt_args))
         if not result.success:
             why = error_line(str(result.exception or "")) or "see dbt's log"
             raise DbtFailed(f"dbt could not parse the project: {why}")
@@ -207,12 +212,12 @@ class InProcessDbt:
         from dbt.cli.main import dbtRunner
 
         os.environ["RETRIEVAL_DB"] = str(self.database)
-        quiet = [] if SHOWN["dbt_lines"] else ["--log-level", "none"]  # stdout; the log file keeps info
         try:
             # --no-write-json, and run_results.json written here: after every build dbt would also write
             # manifest.json again (0.5-0.7 s of CPU in a Docent build), the one `load`'s parse wrote plus the
             # compiled SQL that run_results.json carries too
-            result = dbtRunner(manifest=self.manifest).invoke(self.args("build", "--no-write-json", *quiet, *dbt_args))
+            args = self.args("build", "--no-write-json", *quiet_unless_shown(), *dbt_args)
+            result = dbtRunner(manifest=self.manifest).invoke(args)
         finally:
             release_database()
         write_run_results(result.result)
