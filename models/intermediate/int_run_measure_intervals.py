@@ -5,11 +5,11 @@ with its bootstrap_seed, so that a build is reproducible). One bootstrap per run
 resample draws one set of questions for every measure. The statistic is the run's aggregation: the mean, or for
 geometric_mean measures (gm_map) exp of the mean of the per-question logs. Sums (num_ret, ...) have no
 interval, and neither has a run of one question.
-Computed per run: only the runs this build plans (macros/incremental_runs.sql)."""
+Computed per run: only the runs whose fingerprint changed (macros/incremental_runs.sql)."""
 
 import pandas as pd
 
-from retrieval_metrics.dbt_python import as_relation, bootstrap_settings, resampled_values
+from retrieval_metrics.dbt_python import COMPUTED_TYPES, as_relation, bootstrap_settings, resampled_values, runs_to_compute
 from retrieval_metrics.stats import intervals
 
 COLUMN_TYPES = {"collection_id": "string", "run_id": "string", "measure_name": "string", "ci_low": "double",
@@ -18,15 +18,16 @@ COLUMN_TYPES = {"collection_id": "string", "run_id": "string", "measure_name": "
 
 def model(dbt, session):
     bootstrap = bootstrap_settings(dbt.ref("int_collection_evaluation_settings"))
-    materialized = dbt.config.get("materialized")  # read here: dbt gives a Python model the configs its file reads
-    plans = lambda: dbt.source("build_state", "run_plans")  # noqa: E731 (no build_state on Spark: read only if used)
-    dbt.ref("measure_catalog"), dbt.ref("question_measures")  # its parents (dbt finds them here), read in resampled_values
+    incremental = dbt.config.get("materialized") == "incremental"  # read here: dbt passes the configs a file reads
+    dbt.ref("int_run_fingerprints"), dbt.ref("question_measures")  # its parents (dbt finds them here), read in runs_to_compute
+    runs = runs_to_compute(dbt, session, "question_measures", incremental)
+    dbt.ref("measure_catalog")  # a parent (dbt finds it here), read in resampled_values
     frames = []
-    for run in resampled_values(dbt, plans, materialized):
+    for run in resampled_values(dbt, runs.rows):
         if len(run.question_ids) < 2:
             continue
         low, high = intervals(run.matrix, run.geometric, *bootstrap[run.collection_id])
         frames.append(pd.DataFrame({"collection_id": run.collection_id, "run_id": run.run_id,
                                     "measure_name": run.measure_names, "ci_low": low, "ci_high": high}))
     result = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMN_TYPES))
-    return as_relation(session, result, COLUMN_TYPES)
+    return as_relation(session, runs.with_fingerprints(result), {**COLUMN_TYPES, **COMPUTED_TYPES})

@@ -2,12 +2,16 @@
 -- question's whole ranking, one column each (iprec_at_recall by the collection's iprec_rule), computed by
 -- macros/run_question_measures.sql.
 
-with run_questions as (
-    {{ rows_of_planned_runs(ref('int_run_questions_scaffolded')) }}
+with runs_to_compute as (
+    {{ runs_to_compute(given_runs=ref('int_run_questions_scaffolded')) }}
+),
+
+run_questions as (
+    {{ rows_of_runs(ref('int_run_questions_scaffolded')) }}
 ),
 
 judged_docs as (
-    {{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}
+    {{ rows_of_runs(ref('int_judged_docs_retrieved')) }}
 ),
 
 settings as (
@@ -15,5 +19,16 @@ settings as (
 ),
 
 {{ measured_ctes('measured', 'run_questions', 'judged_docs', ref('int_ideal_rankings'), 'settings') }}
+,
 
-select * from measured
+computed_rows as (
+    select * from measured
+)
+
+select
+    computed_rows.*,
+    {{ computed_columns() }}
+from computed_rows
+inner join runs_to_compute
+    on computed_rows.collection_id = runs_to_compute.collection_id
+    and computed_rows.run_id = runs_to_compute.run_id

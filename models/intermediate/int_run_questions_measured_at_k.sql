@@ -1,12 +1,16 @@
 -- One row per (run, question, k): every measure of the registry with a cutoff (macros/measures.sql), over the
 -- question's top k, one column each, computed by macros/run_question_measures.sql.
 
-with run_questions as (
-    {{ rows_of_planned_runs(ref('int_run_questions_scaffolded')) }}
+with runs_to_compute as (
+    {{ runs_to_compute(given_runs=ref('int_run_questions_scaffolded')) }}
+),
+
+run_questions as (
+    {{ rows_of_runs(ref('int_run_questions_scaffolded')) }}
 ),
 
 judged_docs as (
-    {{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}
+    {{ rows_of_runs(ref('int_judged_docs_retrieved')) }}
 ),
 
 -- each collection's cutoffs (its own k_values, else the var's)
@@ -17,5 +21,16 @@ cutoffs as (
 ),
 
 {{ measured_ctes('measured', 'run_questions', 'judged_docs', ref('int_ideal_rankings'), cutoffs='cutoffs') }}
+,
 
-select * from measured
+computed_rows as (
+    select * from measured
+)
+
+select
+    computed_rows.*,
+    {{ computed_columns() }}
+from computed_rows
+inner join runs_to_compute
+    on computed_rows.collection_id = runs_to_compute.collection_id
+    and computed_rows.run_id = runs_to_compute.run_id

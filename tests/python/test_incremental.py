@@ -40,9 +40,10 @@ def snapshot(warehouse: Warehouse) -> dict[str, list[tuple[str, ...]]]:
 
 
 def planned(warehouse: Warehouse, model: str = "question_measures") -> list[tuple[str, str]]:
-    """The runs `model` computed in the last build."""
+    """The runs `model` computed in the last build (whose start every build stamps on run_means_by_qrels_version)."""
     return [tuple(row) for row in warehouse.rows(  # type: ignore[misc]
-        "select collection_id, run_id from build_state.run_plans where model_name = ? order by all", [model])]
+        f"select distinct collection_id, run_id from {model} "
+        "where computed_at = (select max(computed_at) from run_means_by_qrels_version) order by all")]
 
 
 def assert_equals_full_refresh(warehouse: Warehouse, folder: Path, *vars_: str) -> None:
