@@ -370,7 +370,7 @@ def test_per_tag_means_and_intervals_equal_a_direct_computation(two_collections)
         assert ours[key][0] == n and ours[key][1] == pytest.approx(value, abs=1e-12), key
         if n < 2 or aggregation[measure_of[key[3]]] == "sum":
             assert ours[key][2:] == (None, None), key
-    # the intervals of one run's tag, every measure at once, as int_run_tag_measure_intervals resamples them
+    # the intervals of one run's tag, every measure at once, as run_measure_intervals resamples them
     bootstrap = {c: (r, s) for c, r, s in warehouse.rows("select collection_id, bootstrap_resamples, bootstrap_seed "
                                                          "from intermediate.int_collection_evaluation_settings")}
     assert bootstrap["gen"] == (500, bootstrap["docent"][1]) and bootstrap["docent"][0] == 1000  # each its own

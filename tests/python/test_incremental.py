@@ -18,12 +18,10 @@ pytestmark = pytest.mark.dbt
 # every table a per-run model fills, and the marts computed from them
 PER_RUN_TABLES = [
     "intermediate.int_judged_docs_retrieved", "intermediate.int_run_questions_scaffolded",
-    "intermediate.int_run_questions_measured", "intermediate.int_run_questions_measured_at_k",
-    "intermediate.int_run_measure_intervals", "intermediate.int_run_comparison_tests",
-    "intermediate.int_run_tag_measure_intervals", "intermediate.int_run_tag_comparison_tests",
+    "intermediate.int_run_questions_measured",
     "main.question_measures", "main.question_metrics", "main.run_measures", "main.question_comparisons",
     "main.missed_relevant_docs", "main.run_metrics", "main.run_leaderboard", "main.run_comparisons",
-    "main.run_tag_measures", "main.run_tag_comparisons",
+    "main.run_tag_measures", "main.run_tag_comparisons", "main.run_measure_intervals", "main.run_comparison_tests",
 ]  # fmt: skip
 OTHER_SETTINGS = '{"k_values": [1, 5], "relevance_level": 2, "baseline_run_id": "run0"}'
 # the lesson's golden values hold at Docent's own settings; these are gen's (the vars: its defaults)

@@ -21,12 +21,11 @@ from retrieval_metrics.dbt_plugin import imported_modules
 
 INTERVALS = ("select collection_id, run_id, measure_name, ci_low, ci_high from run_measures "
              "where ci_low is not null order by all")  # fmt: skip
-PYTHON_MODELS = {"int_run_measure_intervals", "int_run_tag_measure_intervals", "int_run_comparison_tests",
-                 "int_run_tag_comparison_tests"}  # fmt: skip
+PYTHON_MODELS = {"run_measure_intervals": "main", "run_comparison_tests": "main"}
 # (model, collection, run) -> the dbt invocation its rows carry, over the per-run models
 COMPUTED = " union all ".join(
-    f"select distinct '{model}', collection_id, run_id, invocation_id from intermediate.{model}"
-    for model in sorted({*PYTHON_MODELS, "int_run_questions_measured"})
+    f"select distinct '{model}', collection_id, run_id, invocation_id from {schema}.{model}"
+    for model, schema in sorted({**PYTHON_MODELS, "int_run_questions_measured": "intermediate"}.items())
 )
 
 

@@ -20,7 +20,7 @@ catalog as (
 ),
 
 intervals as (
-    {{ rows_of_runs(ref('int_run_tag_measure_intervals')) }}
+    select * from ({{ rows_of_runs(ref('run_measure_intervals')) }}) as interval_rows where tag is not null
 ),
 
 settings as (

@@ -6,12 +6,16 @@ with runs_to_compute as (
     {{ runs_to_compute(given_runs=ref('int_run_questions_measured')) }}
 ),
 
-whole_ranking as (
+measured as (
     {{ rows_of_runs(ref('int_run_questions_measured')) }}
 ),
 
+whole_ranking as (
+    select * from measured where k is null
+),
+
 at_k as (
-    {{ rows_of_runs(ref('int_run_questions_measured_at_k')) }}
+    select * from measured where k is not null
 ),
 
 run_questions as (

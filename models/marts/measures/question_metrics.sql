@@ -10,12 +10,16 @@ run_questions as (
     {{ rows_of_runs(ref('int_run_questions_scaffolded')) }}
 ),
 
-whole_ranking as (
+measured as (
     {{ rows_of_runs(ref('int_run_questions_measured')) }}
 ),
 
+whole_ranking as (
+    select * from measured where k is null
+),
+
 at_k as (
-    {{ rows_of_runs(ref('int_run_questions_measured_at_k')) }}
+    select * from measured where k is not null
 ),
 
 computed_rows as (
