@@ -130,8 +130,8 @@
 
 {#- Scoped tests (dbt renders `where` when it parses, so these placeholders take this build's values when the test
     runs): `__runs_computed_in_this_build__`, the rows this dbt invocation computed; `__runs_not_yet_computed__`
-    (the raw rankings' tests, before any per-run model runs), the runs whose data no stored rows were computed
-    from. --full-refresh, or --vars '{test_all_runs: true}', checks every row. -#}
+    (the raw rankings' tests, before any per-run model runs), the runs written since an earlier build computed
+    them (question_measures' computed_at). --full-refresh, or --vars '{test_all_runs: true}', checks every row. -#}
 {% macro default__get_where_subquery(relation) -%}
     {%- set where = config.get('where', '') -%}
     {%- if not where -%}
@@ -147,7 +147,7 @@
         (collection_id, run_id) not in (select runs.collection_id, runs.run_id
             from {{ model_relation('stg_raw__runs') }} as runs
             inner join (select collection_id, run_id, max(computed_at) as computed_at from {{ computed }}
-                        group by collection_id, run_id) as computed
+                        where invocation_id <> '{{ invocation_id }}' group by collection_id, run_id) as computed
                 on runs.collection_id = computed.collection_id and runs.run_id = computed.run_id
             where computed.computed_at > runs.created_at)
     {%- endset -%}

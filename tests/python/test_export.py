@@ -120,14 +120,16 @@ def test_files_round_trip_to_the_marts(built: Warehouse, tmp_path: Path, file_fo
     reader = "read_parquet('{}')"
     if file_format == "csv":  # a quoted empty field is an empty string, an unquoted one null: as COPY wrote them
         reader = "read_csv('{}', header = true, allow_quoted_nulls = false)"
-    if file_format == "jsonl":  # one object per row, its keys in the mart's column order
-        reader = "read_json('{}', format = 'newline_delimited')"
+    if file_format == "jsonl":  # one object per row, its keys in the mart's column order, read as the mart's types
+        reader = "read_json('{}', format = 'newline_delimited', columns = {})"
     with built.connect() as con:
         for table in TABLES:
             mart = con.execute(f"select * from main.{table} order by all")
             want_columns = [d[0] for d in mart.description]
             want = mart.fetchall()
-            exported = con.execute(f"select * from {reader.format(out / f'{table}.{file_format}')}")
+            types = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind, *_ in con.execute(
+                f"describe main.{table}").fetchall()) + "}"  # fmt: skip
+            exported = con.execute(f"select * from {reader.format(out / f'{table}.{file_format}', types)}")
             assert [d[0] for d in exported.description] == want_columns, table
             assert exported.fetchall() == want, table  # same values, same order
             assert want or table == "missed_relevant_docs"
