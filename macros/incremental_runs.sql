@@ -124,6 +124,12 @@
     update {{ this }} set invocation_id = '{{ invocation_id }}',
         computed_at = cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as timestamp)
     where invocation_id is null;
+    {#- dbt-duckdb leaves a Python incremental model's new rows in a table of their own (<model>__dbt_tmp<time>):
+        drop it, and any an interrupted build left -#}
+    {%- for row in run_query("select table_schema, table_name from information_schema.tables where table_name like '"
+            ~ this.identifier ~ "\\_\\_dbt\\_tmp%' escape '\\'").rows %}
+    drop table if exists "{{ row[0] }}"."{{ row[1] }}";
+    {%- endfor %}
     {%- endif %}
     {%- endif %}
 {%- endmacro %}
