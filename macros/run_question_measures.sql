@@ -49,7 +49,8 @@
 
 {#- CTEs ending in `name`: one row per (run, question of `questions`) whether or not the run returned anything
     for it (a question the run missed entirely counts as an empty ranking). Under the collection's settings:
-    n_retrieved leaves out the question's own id with ignore_identical_ids, n_ranked counts the judged docs only
+    n_retrieved leaves out the question's own id with ignore_identical_ids and counts at most
+    max_docs_per_question (trec_eval -M), n_ranked counts the judged docs only
     with judged_docs_only, and is_averaged follows its averaging. `questions` has n_judged, n_relevant and
     n_judged_nonrelevant per (collection, keys, question); `rankings` and `judged_docs` are the runs' rows. -#}
 {% macro run_questions_ctes(name, runs, questions, rankings, judged_docs, settings, keys=[]) -%}
@@ -58,7 +59,7 @@
         rankings.collection_id,
         rankings.run_id,
         rankings.question_id,
-        cast(count(*) as integer) as n_retrieved
+        cast(least(count(*), coalesce(max(settings.max_docs_per_question), count(*))) as integer) as n_retrieved
     from {{ rankings }} as rankings
     inner join {{ settings }} as settings
         on rankings.collection_id = settings.collection_id

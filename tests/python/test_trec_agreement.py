@@ -44,6 +44,7 @@ TREC_EVAL_RUNS = {
     "out.random": {"averaging": "retrieved_only"},  # trec_eval 10.0 refuses a qrels question missing from the run
     "out.random.c": {"averaging": "all_questions"},  # without -c: run on random.qrels without q05 (README.md)
     "out.random.c.l2.J": {"averaging": "all_questions", "relevance_level": 2, "judged_docs_only": "true"},
+    "out.random.c.M10": {"averaging": "all_questions", "max_docs_per_question": 10},
 }
 ALL_TREC_CUTOFFS = "1,5,10,15,20,30,100,200,500,1000"  # success 1, 5, 10; P, recall, ... 5 .. 1000; unj 5, 10, 20
 NOT_MEASURES = {"runid", "relstring"}  # the run's name, and the first ranks' grades as a string
@@ -51,7 +52,7 @@ PRINTED_4 = 5e-5 + 1e-12  # trec_eval prints 4 decimals
 READ = ["+question_metrics", "+run_metrics", "+question_measures", "+run_measures"]  # the marts checked here
 GRADES = [-2, -1, 0, 0, 1, 1, 2, 3, 4]
 # Every pair of (relevance level, -J, averaging) in five collections' own settings, one build; ERR's maximum grade
-# moved once; BEIR's ignore_identical_ids once.
+# moved once; BEIR's ignore_identical_ids once; trec_eval's -M once, with -J (-M cuts first).
 SETTINGS = [
     Settings(relevance_level=1, judged_docs_only=False, averaging="all_questions"),
     Settings(relevance_level=1, judged_docs_only=False, averaging="retrieved_only", err_max_grade=5),
@@ -59,6 +60,7 @@ SETTINGS = [
     Settings(relevance_level=2, judged_docs_only=False, averaging="retrieved_only"),
     Settings(relevance_level=2, judged_docs_only=True, averaging="all_questions"),
     Settings(relevance_level=1, judged_docs_only=False, averaging="retrieved_only", ignore_identical_ids=True),
+    Settings(relevance_level=1, judged_docs_only=True, averaging="all_questions", max_docs_per_question=4),
 ]
 
 

@@ -181,6 +181,7 @@ class Settings:
     err_max_grade: int = GDEVAL_MAX_JUDGMENT  # gdeval's $MAX_JUDGMENT
     ignore_identical_ids: bool = False  # BEIR's: the question's own id dropped from its ranking
     rbp_persistence: float = 0.9  # trec_eval 10.0's rbp.p
+    max_docs_per_question: int | None = None  # trec_eval -M: each ranking's top N only
 
     def collection_settings(self, ks: list[int]) -> list[str]:
         """`retrieval-metrics settings` arguments giving a collection these settings and cutoffs."""
@@ -189,6 +190,7 @@ class Settings:
             "judged_docs_only": str(self.judged_docs_only).lower(), "err_max_grade": self.err_max_grade,
             "ignore_identical_ids": str(self.ignore_identical_ids).lower(), "iprec_rule": "trec_eval_9",
             "rbp_persistence": self.rbp_persistence,
+            "max_docs_per_question": "none" if self.max_docs_per_question is None else self.max_docs_per_question,
         }  # fmt: skip
         return [argument for name, value in values.items() for argument in ("--set", f"{name}={value}")]
 
@@ -197,7 +199,8 @@ class Settings:
         return {
             "averaging": self.averaging, "err_max_grade": self.err_max_grade,
             "ignore_identical_ids": self.ignore_identical_ids, "iprec_rule": "trec_eval_9",
-            "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None, "qrels_version": 0,
+            "judged_docs_only": self.judged_docs_only, "k_values": ks,
+            "max_docs_per_question": self.max_docs_per_question, "preset": None, "qrels_version": 0,
             "rbp_persistence": self.rbp_persistence, "relevance_level": self.relevance_level,
         }  # fmt: skip
 
@@ -207,12 +210,14 @@ class Settings:
         err = "" if self.err_max_grade == GDEVAL_MAX_JUDGMENT else f"-err_max_grade{self.err_max_grade}"
         identical = "-ignore_identical_ids" if self.ignore_identical_ids else ""
         rbp = "" if self.rbp_persistence == 0.9 else f"-rbp{self.rbp_persistence}"
-        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}{identical}{rbp}"
+        most = "" if self.max_docs_per_question is None else f"-M{self.max_docs_per_question}"
+        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}{identical}{rbp}{most}"
 
     @property
     def is_default(self) -> bool:
         """The settings the wide tables' check (assert_matches_trec_eval) assumes: level 1, no -J, every id kept."""
-        return self.relevance_level == 1 and not self.judged_docs_only and not self.ignore_identical_ids
+        return (self.relevance_level == 1 and not self.judged_docs_only and not self.ignore_identical_ids
+                and self.max_docs_per_question is None)
 
 
 def measure_names(ks: list[int]) -> dict[str, int | None]:
@@ -424,6 +429,9 @@ def references(
     if settings.ignore_identical_ids:  # as BEIR does: out of the run (and the ranking), never out of the qrels
         run = {question_id: {d: score for d, score in docs.items() if d != question_id} for question_id, docs in run.items()}
         rankings = {question_id: [d for d in docs if d != question_id] for question_id, docs in rankings.items()}
+    if settings.max_docs_per_question is not None:  # trec_eval -M: the top N of the ranking (before -J)
+        rankings = {question_id: docs[: settings.max_docs_per_question] for question_id, docs in rankings.items()}
+        run = {question_id: {d: run[question_id][d] for d in docs} for question_id, docs in rankings.items()}
     evaluated = trec_eval_reference(qrels, run, ks, settings)
     judged_rankings = judged_only(qrels, rankings) if settings.judged_docs_only else rankings
     for question_id, values in evaluated.items():
