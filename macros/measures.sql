@@ -222,7 +222,10 @@
 
 {#- What every measure's SQL may read: the question's constants and one of its judged retrieved documents (all
     null when it has none), from int_run_questions_scaffolded and int_judged_docs_retrieved. The models that
-    compute the measures add ideal_dcg (and, with a cutoff, k and ideal_exp_dcg). -#}
+    compute the measures add ideal_dcg (and, with a cutoff, k and ideal_exp_dcg; without one, iprec_rule, the
+    ideal ranking's length ideal_count, total gain ideal_gain_sum and number of grades ideal_levels, and per
+    document judged_above, gain_so_far and dcg_so_far down to it, and the ideal ranking's ideal_gain_so_far,
+    ideal_dcg_so_far and rndcg_weight at its rank: macros/run_question_measures.sql, measured_ctes). -#}
 {% macro measure_input_columns(run_questions, judged_docs) -%}
         {{ run_questions }}.n_relevant as num_rel,
         {{ run_questions }}.n_ranked as num_ret,
