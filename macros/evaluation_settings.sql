@@ -27,6 +27,16 @@
     {{ return(boolean_var('ignore_identical_ids')) }}
 {%- endmacro %}
 
+{#- trec_eval -M: the most documents of each ranking measured (its top ones), or none: every one. -#}
+{% macro max_docs_per_question() -%}
+    {%- set text = var('max_docs_per_question') | string | trim | lower -%}
+    {%- if text == 'none' -%}{{ return(text) }}{%- endif -%}
+    {%- if not text.isdigit() or (text | int) < 1 or (text | int) > 2147483647 -%}
+        {{ exceptions.raise_compiler_error("var max_docs_per_question: " ~ text ~ " is not none or an integer from 1 to 2147483647") }}
+    {%- endif -%}
+    {{ return(text | int) }}
+{%- endmacro %}
+
 {% macro choice_var(name, choices) -%}
     {%- set value = var(name) -%}
     {%- if value not in choices -%}

@@ -38,7 +38,7 @@ RULES = {
     "preset": one_of(*PRESETS),
     **{name: VAR_RULES[name] for name in
        ["k_values", "baseline_run_id", "relevance_level", "averaging", "judged_docs_only", "err_max_grade",
-        "rbp_persistence", "qrels_version", "ignore_identical_ids", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
+        "rbp_persistence", "qrels_version", "ignore_identical_ids", "max_docs_per_question", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
         "gated_measures", "min_judge_kappa"]},
     tie_rules.SETTING: one_of(*tie_rules.TIE_RULES),  # read by the writers of runs, not the build: no var
 }  # fmt: skip
@@ -65,6 +65,9 @@ def values_of(setting: str, value: object) -> list[str]:
     if setting == "min_judge_kappa":
         text = str(value).strip().lower()
         return [text if text == "none" else repr(float(text))]
+    if setting == "max_docs_per_question":
+        text = str(value).strip().lower()
+        return [text if text == "none" else str(int(text))]
     if setting == "qrels_version":
         text = str(value).strip().lower()
         return [text if text == "latest" else str(int(text))]

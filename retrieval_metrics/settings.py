@@ -52,6 +52,13 @@ def kappa_threshold(value: object) -> str | None:
     return None if number is not None and -1 <= number <= 1 else "is not none or a number from -1 to 1"
 
 
+def most_docs(value: object) -> str | None:
+    """none (every document), or the most documents of a ranking measured: 1 .. MAX_INTEGER (max_docs_per_question)."""
+    if str(value).strip().lower() == "none":
+        return None
+    return None if integer(1, MAX_INTEGER)(value) is None else f"is not none or an integer from 1 to {MAX_INTEGER}"
+
+
 def one_of(*choices: str) -> Rule:
     return lambda value: None if value in choices else f"is not one of {', '.join(choices)}"
 
@@ -127,6 +134,7 @@ RULES: dict[str, Rule] = {
     "relevance_level": integer(0, MAX_INTEGER),
     "judged_docs_only": boolean,
     "ignore_identical_ids": boolean,
+    "max_docs_per_question": most_docs,
     "iprec_rule": one_of("trec_eval_9", "trec_eval_10"),
     "err_max_grade": integer(1, MAX_INTEGER),
     "rbp_persistence": probability,

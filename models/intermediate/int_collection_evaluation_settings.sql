@@ -28,6 +28,9 @@ one_valued as (
         max(case when setting = 'averaging' then value end) as averaging,
         max(case when setting = 'judged_docs_only' then value end) = 'true' as judged_docs_only,
         max(case when setting = 'ignore_identical_ids' then value end) = 'true' as ignore_identical_ids,
+        -- int_collection_settings lists a collection's own value; without one, the var's
+        coalesce(max(case when setting = 'max_docs_per_question' then value end), '{{ max_docs_per_question() }}')
+            as max_docs_per_question,
         max(case when setting = 'err_max_grade' then cast(value as integer) end) as err_max_grade,
         max(case when setting = 'rbp_persistence' then value end) as rbp_persistence,
         max(case when setting = 'qrels_version' then value end) as qrels_version,
@@ -62,6 +65,8 @@ select
     cast(one_valued.averaging as string) as averaging,
     cast(one_valued.judged_docs_only as boolean) as judged_docs_only,
     cast(one_valued.ignore_identical_ids as boolean) as ignore_identical_ids,
+    cast(case when one_valued.max_docs_per_question <> 'none' then one_valued.max_docs_per_question end as integer)
+        as max_docs_per_question,
     cast(one_valued.err_max_grade as integer) as err_max_grade,
     cast(one_valued.rbp_persistence as double) as rbp_persistence,
     cast(versions.qrels_version as integer) as qrels_version,
@@ -76,7 +81,9 @@ select
         ', "iprec_rule": "', one_valued.iprec_rule,
         '", "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
         ', "k_values": [', cutoffs.k_list,
-        '], "preset": ', case when one_valued.preset is null then 'null' else concat('"', one_valued.preset, '"') end,
+        '], "max_docs_per_question": ',
+        case when one_valued.max_docs_per_question = 'none' then 'null' else one_valued.max_docs_per_question end,
+        ', "preset": ', case when one_valued.preset is null then 'null' else concat('"', one_valued.preset, '"') end,
         ', "qrels_version": ', cast(versions.qrels_version as string),
         ', "rbp_persistence": ', one_valued.rbp_persistence,
         ', "relevance_level": ', cast(one_valued.relevance_level as string), '}'

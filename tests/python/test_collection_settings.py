@@ -77,7 +77,7 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
         "retrieval-metrics settings: collection gen: preset trec-dl (set here); k_values 10, 100, 1000 (set here); "
         "baseline_run_id run0 (set here); relevance_level 2 (set here); averaging all_questions (set here); "
         "judged_docs_only false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); "
-        "ignore_identical_ids false (set here); "
+        "ignore_identical_ids false (set here); max_docs_per_question none (the var's); "
         "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
         "gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
         "tie_rule trec_eval (set here)"
@@ -100,10 +100,10 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
                   '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [1, 2, 3], '
-                  '"preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1}',
+                  '"max_docs_per_question": null, "preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1}',
         "gen": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
                '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [10, 100, 1000], '
-               '"preset": "trec-dl", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 2}',
+               '"max_docs_per_question": null, "preset": "trec-dl", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 2}',
     }  # fmt: skip
     assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
                           "from intermediate.int_collection_settings group by all order by all") == [
@@ -212,7 +212,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
     assert line == ("collection gen: preset trec-dl (set here); k_values 1, 3, 5, 10, 100 (the var's); baseline_run_id run0 "
                     "(set here); relevance_level 1 (the var's); averaging all_questions (set here); judged_docs_only "
                     "false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); ignore_identical_ids false "
-                    "(set here); "
+                    "(set here); max_docs_per_question none (the var's); "
                     "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 "
                     "(the var's); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none "
                     "(the var's); tie_rule trec_eval (set here)")  # fmt: skip
@@ -221,7 +221,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "baseline_run_id keyword_overlap (the seed's); "
         "relevance_level 1 (the seed's); averaging all_questions (the seed's); judged_docs_only false (the seed's); "
         "err_max_grade 4 (the seed's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); ignore_identical_ids false (the seed's); "
-        "iprec_rule trec_eval_9 (the seed's); "
+        "max_docs_per_question none (the var's); iprec_rule trec_eval_9 (the seed's); "
         "bootstrap_resamples 1000 (the var's); bootstrap_seed 20261203 (the var's); gated_run_ids bm25, "
         "keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); min_judge_kappa none (the var's); "
         "tie_rule doc_order (the seed's)"
@@ -239,10 +239,10 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
                   '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [1, 2, 3], '
-                  '"preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1}',
+                  '"max_docs_per_question": null, "preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1}',
         "gen": '{"averaging": "retrieved_only", "err_max_grade": 4, "ignore_identical_ids": false, '
                '"iprec_rule": "trec_eval_9", "judged_docs_only": true, "k_values": [4, 8], '
-               '"preset": null, "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 3}',
+               '"max_docs_per_question": null, "preset": null, "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 3}',
     }  # fmt: skip
 
 
@@ -258,7 +258,7 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
         (["--collection", "gen", "--set", "relevance=2"],
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, baseline_run_id, "
          "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, qrels_version, "
-         "ignore_identical_ids, iprec_rule, bootstrap_resamples, bootstrap_seed, gated_run_ids, gated_measures, "
+         "ignore_identical_ids, max_docs_per_question, iprec_rule, bootstrap_resamples, bootstrap_seed, gated_run_ids, gated_measures, "
          "min_judge_kappa, tie_rule)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl, msmarco-passage, beir, trec-rag"),
@@ -270,6 +270,8 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "collection 'gen': setting judged_docs_only: 'yes' is not true or false"),
         (["--collection", "gen", "--set", "err_max_grade=0"],
          "collection 'gen': setting err_max_grade: '0' is not an integer >= 1"),
+        (["--collection", "gen", "--set", "max_docs_per_question=0"],
+         "collection 'gen': setting max_docs_per_question: '0' is not none or an integer from 1 to 2147483647"),
         (["--collection", "gen", "--set", "rbp_persistence=1"],
          "collection 'gen': setting rbp_persistence: '1' is not a number between 0 and 1 (exclusive)"),
         (["--collection", "gen", "--set", "k_values"], "--set 'k_values' is not NAME=VALUE, e.g. --set k_values=10,100"),
