@@ -47,6 +47,7 @@ own as (
     ('averaging', averaging_mode()),
     ('judged_docs_only', judged_docs_only() | string | lower),
     ('ignore_identical_ids', ignore_identical_ids() | string | lower),
+    ('max_docs_per_question', max_docs_per_question()),
     ('iprec_rule', iprec_rule()),
     ('err_max_grade', err_max_grade()),
     ('rbp_persistence', rbp_persistence()),
