@@ -211,5 +211,6 @@ def set_settings(
             if n_runs:
                 now = effective(con, collection_id)
                 line += (f"\nre-ranked {n_runs} run(s) of {collection_id} from their stored scores by tie_rule "
-                         f"{now[tie_rules.SETTING][0][0]} (trec_eval_version {now[tie_rules.VERSION_SETTING][0][0]})")  # fmt: skip
+                         f"{now[tie_rules.SETTING][0][0]} "
+                         f"(trec_eval_version {now[tie_rules.VERSION_SETTING][0][0]})")  # fmt: skip
         return line

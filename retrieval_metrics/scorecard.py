@@ -1,9 +1,9 @@
 """Print the scorecard: for every run, its collection's headline measures when the collection follows a preset
 (retrieval_metrics/presets.py) other than the lesson's, then the lesson's per-k table (Recall@k, Precision@k,
 NDCG@k) and MRR, each mean with its 95% bootstrap interval, each label marked with the relevance level it was
-measured at where that is not 1 (Recall(rel=2)@10, as ir_measures writes it), the baseline run first and then the others by the
-collection's headline measure (run_leaderboard.run_position), then, for each collection with several runs, the
-runs side by side with wins/ties/losses, effect sizes and p-values against the baseline (or one line saying the
+measured at where that is not 1 (Recall(rel=2)@10, as ir_measures writes it), the baseline run first and then the
+others by the collection's headline measure (run_leaderboard.run_position), then, for each collection with
+several runs, the runs side by side with wins/ties/losses, effect sizes and p-values against the baseline (or one line saying the
 collection has none and how to set it). Columns line up whatever the cutoffs and run ids.
 
     retrieval-metrics scorecard [--db PATH]

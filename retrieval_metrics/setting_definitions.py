@@ -184,7 +184,7 @@ def _version(value: object) -> str | None:
 
 
 VERSION = Rule(_version, "`latest` or a version number >= 0",
-               lambda value: ["latest" if text_of(value).lower() == "latest" else str(int(text_of(value)))])  # fmt: skip
+               lambda value: ["latest" if text_of(value).lower() == "latest" else str(int(text_of(value)))])
 
 MEASURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")  # as measure_catalog names them: ndcg_cut_10
 

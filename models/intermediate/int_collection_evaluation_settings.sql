@@ -81,7 +81,7 @@ select
         '{"averaging": "', one_valued.averaging,
         '", "err_max_grade": ', cast(one_valued.err_max_grade as string),
         ', "ignore_identical_ids": ', case when one_valued.ignore_identical_ids then 'true' else 'false' end,
-        ', "judged_docs_only":  case when one_valued.judged_docs_only then 'true' else 'false' end,
+        ', "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
         ', "k_values": [', cutoffs.k_list,
         '], "max_docs_per_question": ',
         case when one_valued.max_docs_per_question = 'none' then 'null' else one_valued.max_docs_per_question end,

@@ -9,6 +9,7 @@ their per-tag means, intervals and comparisons equal a direct computation, and t
 from __future__ import annotations
 
 import csv
+import json
 import math
 import random
 from pathlib import Path
@@ -263,6 +264,37 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
     }  # fmt: skip
 
 
+def test_an_overridden_preset_and_a_setting_stored_under_its_old_name(two_collections, tmp_path: Path) -> None:
+    """A row stored as iprec_rule (an older warehouse's) is read as trec_eval_version, by the command and the
+    build; settings set otherwise than gen's preset are recorded beside its name, stored, listed and built into
+    run_measures; set back, the preset is plain again, and the version's change re-ranks the runs."""
+    warehouse = two_collections[0].copy(tmp_path)
+    with duckdb.connect(str(warehouse.db_path)) as con:
+        con.execute("delete from raw.collection_settings where collection_id = 'gen' and setting = 'trec_eval_version'")
+        con.execute("insert into raw.collection_settings values ('gen', 'iprec_rule', 'trec_eval_10')")
+    changed = warehouse.cli("settings", "--collection", "gen", "--set", "relevance_level=1")
+    assert changed.returncode == 0, changed.stderr
+    overridden = "trec-dl-passage (overridden: relevance_level, trec_eval_version)"
+    assert f"preset {overridden} (set here)" in changed.stdout and "trec_eval_version 10 (set here)" in changed.stdout
+    assert warehouse.rows("select value from raw.collection_settings where collection_id = 'gen' "
+                          "and setting = 'preset'") == [(overridden,)]  # fmt: skip
+    assert overridden in warehouse.cli("list").stdout
+    built = warehouse.cli("build")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert warehouse.rows("select preset, trec_eval_version, iprec_rule from intermediate.int_collection_evaluation_settings "
+                          "where collection_id = 'gen'") == [(overridden, 10, "trec_eval_10")]  # fmt: skip
+    assert {json.loads(settings)["preset"] for (settings,) in warehouse.rows(
+        "select distinct evaluation_settings from run_measures where collection_id = 'gen'")} == {overridden}  # fmt: skip
+    with warehouse.connect() as con:
+        assert f"headline ({overridden}): ndcg_cut_10=" in scorecard(con)
+    back = warehouse.cli("settings", "--collection", "gen", "--set", "relevance_level=2", "--set", "trec_eval_version=9")
+    assert back.returncode == 0, back.stderr
+    assert "preset trec-dl-passage (set here)" in back.stdout
+    assert "re-ranked 2 run(s) of gen from their stored scores by tie_rule trec_eval (trec_eval_version 9)" in back.stdout
+    assert warehouse.rows("select setting, value from raw.collection_settings where collection_id = 'gen' "
+                          "and setting in ('iprec_rule', 'trec_eval_version')") == [("trec_eval_version", "9")]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -515,7 +547,7 @@ def test_each_collection_gates_its_own_runs_on_its_own_measures(two_collections,
     fingerprints = warehouse.rows("select * from intermediate.int_run_fingerprints order by all")
     failed = warehouse.cli("build", "--select", "int_collection_settings", "question_comparisons")
     assert failed.returncode == 2 and "test no_regression_vs_baseline_" in failed.stderr, failed.stderr[-2000:]
-    assert warehouse.rows("select distinct collection_id, run_id, measure_name from dbt_test__audit.regression_gate"
-                          ) == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
+    assert warehouse.rows("select distinct collection_id, run_id, measure_name from dbt_test__audit.regression_gate "
+                          "order by all") == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
     # the gate changes no number: no run's fingerprint moved
     assert warehouse.rows("select * from intermediate.int_run_fingerprints order by all") == fingerprints

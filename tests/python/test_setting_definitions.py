@@ -30,7 +30,8 @@ from retrieval_metrics.setting_definitions import (
 from retrieval_metrics.tie_rules import TREC_EVAL, TREC_EVAL_10, Ties, order_by
 from retrieval_metrics.warehouse import InputError
 
-MACROS = [REPO_ROOT / "macros" / name for name in ("evaluation_settings.sql", "cutoffs.sql", "qrels_version_history.sql")]
+MACROS = [REPO_ROOT / "macros" / name
+          for name in ("evaluation_settings.sql", "cutoffs.sql", "qrels_version_history.sql")]  # fmt: skip
 SETTINGS_MODEL = REPO_ROOT / "models" / "intermediate" / "int_collection_settings.sql"
 EVALUATION_MODEL = REPO_ROOT / "models" / "intermediate" / "int_collection_evaluation_settings.sql"
 # values, one of which each rule refuses (for the message the macros must give)
