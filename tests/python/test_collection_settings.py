@@ -114,7 +114,8 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("docent", "gated_run_ids", ["bm25", "keyword_normalized"], "var"),
         ("docent", "ignore_identical_ids", ["false"], "seed"),
         ("docent", "iprec_rule", ["trec_eval_9"], "seed"), ("docent", "judged_docs_only", ["false"], "seed"),
-        ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "min_judge_kappa", ["none"], "var"),
+        ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "max_docs_per_question", ["none"], "var"),
+        ("docent", "min_judge_kappa", ["none"], "var"),
         ("docent", "preset", ["lesson"], "seed"),
         ("docent", "qrels_version", ["latest"], "var"),
         ("docent", "rbp_persistence", ["0.9"], "var"), ("docent", "relevance_level", ["1"], "seed"),
@@ -123,7 +124,8 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("gen", "bootstrap_resamples", ["500"], "warehouse"), ("gen", "bootstrap_seed", ["20261203"], "var"),
         ("gen", "err_max_grade", ["4"], "var"), ("gen", "ignore_identical_ids", ["false"], "warehouse"),
         ("gen", "iprec_rule", ["trec_eval_9"], "warehouse"), ("gen", "judged_docs_only", ["false"], "warehouse"),
-        ("gen", "k_values", ["10", "100", "1000"], "warehouse"), ("gen", "min_judge_kappa", ["none"], "var"),
+        ("gen", "k_values", ["10", "100", "1000"], "warehouse"), ("gen", "max_docs_per_question", ["none"], "var"),
+        ("gen", "min_judge_kappa", ["none"], "var"),
         ("gen", "preset", ["trec-dl"], "warehouse"),
         ("gen", "qrels_version", ["latest"], "var"),
         ("gen", "rbp_persistence", ["0.9"], "var"), ("gen", "relevance_level", ["2"], "warehouse"),
@@ -492,6 +494,6 @@ def test_each_collection_gates_its_own_runs_on_its_own_measures(two_collections,
     failed = warehouse.cli("build", "--select", "int_collection_settings", "question_comparisons")
     assert failed.returncode == 2 and "test no_regression_vs_baseline_" in failed.stderr, failed.stderr[-2000:]
     assert warehouse.rows("select distinct collection_id, run_id, measure_name from dbt_test__audit.regression_gate"
-                          ) == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
+                          " order by all") == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
     # the gate changes no number: no run's fingerprint moved
     assert warehouse.rows("select * from intermediate.int_run_fingerprints order by all") == fingerprints
