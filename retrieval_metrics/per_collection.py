@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from retrieval_metrics import tie_rules
+from retrieval_metrics import measure_instances, tie_rules
 from retrieval_metrics.raw_tables import check_judged
 from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.settings import RULES as VAR_RULES
@@ -41,14 +41,17 @@ RULES = {
         "rbp_persistence", "qrels_version", "ignore_identical_ids", "max_docs_per_question", "iprec_rule", "bootstrap_resamples", "bootstrap_seed", "gated_run_ids",
         "gated_measures", "min_judge_kappa"]},
     tie_rules.SETTING: one_of(*tie_rules.TIE_RULES),  # read by the writers of runs, not the build: no var
+    "measures": measure_instances.check,  # the measure instances it reports beside the defaults: no var (none)
 }  # fmt: skip
-LISTS = {"k_values", "gated_run_ids", "gated_measures"}  # stored one row per item
+LISTS = {"k_values", "gated_run_ids", "gated_measures", "measures"}  # stored one row per item
 GATE = {"gated_run_ids", "gated_measures"}  # the regression gate's: the vars give them to gated_collection_id only
 
 
 def values_of(setting: str, value: object) -> list[str]:
     """A setting's value as the rows that store it: a list's items, distinct and in order (k_values' as numbers);
     one row otherwise (an integer as its digits, a yes-or-no setting as true or false)."""
+    if setting == "measures":
+        return measure_instances.values(value)
     if setting in LISTS:
         items = items_of(value)
         if setting == "k_values":

@@ -259,7 +259,7 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, baseline_run_id, "
          "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, qrels_version, "
          "ignore_identical_ids, max_docs_per_question, iprec_rule, bootstrap_resamples, bootstrap_seed, gated_run_ids, gated_measures, "
-         "min_judge_kappa, tie_rule)"),
+         "min_judge_kappa, tie_rule, measures)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl, msmarco-passage, beir, trec-rag"),
         (["--collection", "gen", "--set", "relevance_level=-1"],

@@ -1,5 +1,5 @@
--- One row per measure of the registry (macros/measures.sql): its names, cutoff, aggregation and formula, so
--- that readers (the report, the exports, a BI tool) loop over it instead of listing measures.
+-- One row per measure of the registry (macros/measures.sql): its names, cutoff, aggregation, parameters, inputs
+-- and formula, so that readers (the report, the exports, a BI tool) loop over it instead of listing measures.
 
 {%- for measure in measure_registry() %}
 select
@@ -15,6 +15,9 @@ select
         as question_metrics_column,
     cast({{ sql_string(measure.run_metrics_column) if measure.run_metrics_column else 'null' }} as string)
         as run_metrics_column,
+    cast({{ 'false' if measure.by_default is sameas false else 'true' }} as boolean) as is_default,
+    cast({{ sql_string(measure.instance) if measure.instance else 'null' }} as string) as parameters,
+    cast({{ sql_string(measure.inputs | join(', ')) }} as string) as inputs,
     cast({{ sql_string(measure.description) }} as string) as description
 {%- if not loop.last %}
 union all
