@@ -94,7 +94,8 @@
 {% macro measure_instances_select(settings) -%}
     {%- set rows = [] -%}
     {%- if execute -%}
-        {%- set stored = run_query("select collection_id, value from " ~ settings ~ " where setting = 'measures' order by collection_id, value") -%}
+        {%- set stored = run_query("select collection_id, value from " ~ settings
+            ~ " where setting = 'measures' and value != 'none' order by collection_id, value") -%}
         {%- for collection_id, text in stored.rows -%}
             {%- set instance = parsed_instance(text) -%}
             {%- if instance is string -%}

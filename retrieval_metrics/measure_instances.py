@@ -140,6 +140,8 @@ def canonical(text: str) -> str:
 def check(value: object) -> str | None:
     """The setting's rule (retrieval_metrics/per_collection.py): why the instances are refused, naming the first
     bad one, or None."""
+    if value is None or str(value).strip().lower() in {"", "none"}:
+        return None
     items = split(value)
     if not items:
         return "is empty: give at least one instance, e.g. RBP(p=0.5)"
@@ -152,5 +154,8 @@ def check(value: object) -> str | None:
 
 
 def values(value: object) -> list[str]:
-    """The rows the setting is stored as: each instance as ir_measures prints it, distinct, sorted."""
+    """The rows the setting is stored as: each instance as ir_measures prints it, distinct, sorted (none: one row
+    none)."""
+    if value is None or str(value).strip().lower() in {"", "none"}:
+        return ["none"]
     return sorted({canonical(item) for item in split(value)})

@@ -36,10 +36,10 @@ from trec_reference import (
 KS = [1, 3, 5, 10]
 # trec_eval 10.0's test collection and its output of `trec_eval -m all_trec -q` (usnistgov/trec_eval, test/)
 TREC_EVAL_TEST = REPO_ROOT / "tests" / "data" / "trec_eval_10"
-IPREC_RULES = ["trec_eval_9", "trec_eval_10"]
+VERSIONS = ["9", "10"]  # trec_eval_version
 # trec_eval 10.0's `-q -m all_trec` on a random collection (tests/data/trec_eval_10/make_random.py), each output
 # file with the collection settings that are its options: averaging (-c), relevance_level (-l),
-# judged_docs_only (-J); every family's default cutoffs among k_values, iprec_rule its lround
+# judged_docs_only (-J); every family's default cutoffs among k_values, trec_eval_version 10
 TREC_EVAL_RUNS = {
     "out.random": {"averaging": "retrieved_only"},  # trec_eval 10.0 refuses a qrels question missing from the run
     "out.random.c": {"averaging": "all_questions"},  # without -c: run on random.qrels without q05 (README.md)
@@ -200,17 +200,23 @@ def imported(
                 given = ["--qrels", str(qrels)] if number == 0 else []
                 assert cli(["import", *collection, *given, "--run", str(run), "--run-id", f"run{number}", *db]) == 0
             assert cli(["settings", *collection, *settings.collection_settings(KS), *db]) == 0
-    for rule in IPREC_RULES:  # trec_eval 10.0's own test collection, under each iprec rule, as trec_eval runs it
-        collection = ["--collection", f"trec_eval_test-{rule}"]
+    for version in VERSIONS:  # trec_eval 10.0's own test collection, under each version, as trec_eval runs it
+        collection = ["--collection", f"trec_eval_test-{version}"]
         run = ["--run", str(TREC_EVAL_TEST / "results.test"), "--run-id", "STANDARD"]
         assert cli(["import", *collection, "--qrels", str(TREC_EVAL_TEST / "qrels.test"), *run, *db]) == 0
-        rule_and_averaging = ["--set", f"iprec_rule={rule}", "--set", "averaging=retrieved_only"]
-        assert cli(["settings", *collection, *rule_and_averaging, *db]) == 0
+        version_and_averaging = ["--set", f"trec_eval_version={version}", "--set", "averaging=retrieved_only"]
+        assert cli(["settings", *collection, *version_and_averaging, *db]) == 0
+    for version in VERSIONS:  # a run whose scores tie only as 32-bit floats, set to each version after its import
+        collection = ["--collection", f"float_ties-{version}"]
+        run = ["--run", str(TREC_EVAL_TEST / "float_ties.run"), "--run-id", "float_ties"]
+        assert cli(["import", *collection, "--qrels", str(TREC_EVAL_TEST / "float_ties.qrels"), *run, *db]) == 0
+        given = ["--set", f"k_values={ALL_TREC_CUTOFFS}", "--set", f"trec_eval_version={version}"]
+        assert cli(["settings", *collection, *given, *db]) == 0
     for output, options in TREC_EVAL_RUNS.items():  # the random collection, once per trec_eval output
         collection = ["--collection", f"trec_eval_{output.replace('.', '_')}"]
         run = ["--run", str(TREC_EVAL_TEST / "random.run"), "--run-id", "random"]
         assert cli(["import", *collection, "--qrels", str(TREC_EVAL_TEST / "random.qrels"), *run, *db]) == 0
-        given = {"k_values": ALL_TREC_CUTOFFS, "iprec_rule": "trec_eval_10", **options}
+        given = {"k_values": ALL_TREC_CUTOFFS, "trec_eval_version": 10, **options}
         assert cli(["settings", *collection, *[a for n, v in given.items() for a in ("--set", f"{n}={v}")], *db]) == 0
     warehouse.build("--select", *READ, "--indirect-selection", "cautious")
     return warehouse
@@ -248,10 +254,10 @@ def test_every_value_and_mean_equals_the_references(
 
 
 @pytest.mark.dbt
-def test_each_iprec_rule_equals_its_trec_eval(imported: Warehouse) -> None:
-    """iprec_at_recall_* and 11pt_avg, per question and over the run: under trec_eval_10, what trec_eval 10.0
-    prints for its own test collection (4 decimals); under trec_eval_9, pytrec_eval's (trec_eval 9), which
-    differs from trec_eval 10.0 on this run."""
+def test_each_trec_eval_version_counts_iprec_levels_as_its_trec_eval(imported: Warehouse) -> None:
+    """iprec_at_recall_* and 11pt_avg, per question and over the run: under version 10, what trec_eval 10.0
+    prints for its own test collection (4 decimals); under 9, pytrec_eval's (trec_eval 9), which differs from
+    trec_eval 10.0 on this run."""
     printed = {}
     for line in (TREC_EVAL_TEST / "out.test.aq").read_text().splitlines():
         measure, question_id, value = line.split()
@@ -259,14 +265,14 @@ def test_each_iprec_rule_equals_its_trec_eval(imported: Warehouse) -> None:
             printed[(question_id, measure)] = float(value)
     qrels, run = parse_qrels(TREC_EVAL_TEST / "qrels.test"), parse_run(TREC_EVAL_TEST / "results.test")
     trec_eval_9 = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall", "11pt_avg"}).evaluate(run)
-    for rule in IPREC_RULES:
+    for version in VERSIONS:
         ours = {(question_id, name): value for question_id, name, value in imported.rows(
             "select question_id, measure_name, value from question_measures where collection_id = ? "
             "and (measure like 'iprec_at_recall%' or measure = '11pt_avg') and is_averaged "
             "union all select 'all', measure_name, value from run_measures where collection_id = ? "
-            "and (measure like 'iprec_at_recall%' or measure = '11pt_avg')", [f"trec_eval_test-{rule}"] * 2)}  # fmt: skip
+            "and (measure like 'iprec_at_recall%' or measure = '11pt_avg')", [f"trec_eval_test-{version}"] * 2)}  # fmt: skip
         assert set(ours) == set(printed)
-        if rule == "trec_eval_10":
+        if version == "10":
             far = {key: (ours[key], value) for key, value in printed.items() if abs(ours[key] - value) > PRINTED_4}
             assert not far, far
         else:
@@ -277,20 +283,57 @@ def test_each_iprec_rule_equals_its_trec_eval(imported: Warehouse) -> None:
             assert differ == [("301", "iprec_at_recall_0.10"), ("302", "iprec_at_recall_0.60"), ("302", "11pt_avg")]
 
 
+def printed_lines(output: str) -> dict[tuple[str, str], str]:
+    """trec_eval's output file (tests/data/trec_eval_10) as {(measure, question or all): value as printed}."""
+    theirs = {}
+    for line in (TREC_EVAL_TEST / output).read_text().splitlines():
+        measure, question_id, value = line.split("\t")
+        if measure.strip() not in NOT_MEASURES:
+            theirs[(measure.strip(), question_id)] = value
+    return theirs
+
+
+def exported_lines(warehouse: Warehouse, collection_id: str, run_id: str) -> dict[tuple[str, str], str]:
+    """`export --format trec`'s lines of the run, as printed_lines reads trec_eval's."""
+    with warehouse.connect() as con:
+        lines = trec_lines(con, collection_id, run_id, 4)
+    return {(measure.strip(), question_id): value for measure, question_id, value in (l.split("\t") for l in lines)}
+
+
+@pytest.mark.dbt
+def test_trec_eval_version_10_keeps_double_scores_as_trec_eval_10(imported: Warehouse) -> None:
+    """A run whose scores differ only past a 32-bit float's precision (tests/data/trec_eval_10/make_float_ties.py):
+    under trec_eval_version 10 every line of the export is trec_eval 10.0's `-q -c -m all_trec`; under 9, the
+    scores tie as trec_eval 9 holds them, every value is pytrec_eval's, and most lines differ from trec_eval 10.0."""
+    theirs = printed_lines("out.float_ties.c")
+    ten = exported_lines(imported, "float_ties-10", "float_ties")
+    differ = {key: (ten.get(key), value) for key, value in theirs.items() if ten.get(key) != value}
+    assert not differ, f"{len(differ)} of {len(theirs)} lines differ: {dict(list(differ.items())[:20])}"
+    nine = exported_lines(imported, "float_ties-9", "float_ties")
+    assert sum(nine.get(key) != value for key, value in theirs.items()) > len(theirs) / 4
+    qrels, run = parse_qrels(TREC_EVAL_TEST / "float_ties.qrels"), parse_run(TREC_EVAL_TEST / "float_ties.run")
+    measures = {"map", "Rprec", "bpref", "recip_rank", "ndcg", "iprec_at_recall", "P.5,10,30", "ndcg_cut.5,10,30",
+                "recall.5,10,30", "success.1,5,10"}
+    reference = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    ours = {(question_id, name): value for question_id, name, value in imported.rows(
+        "select question_id, measure_name, value from question_measures where collection_id = 'float_ties-9' "
+        "and is_averaged")}  # fmt: skip
+    checked = 0
+    for question_id, values in reference.items():
+        for name, value in values.items():
+            assert ours[(question_id, name)] == pytest.approx(value, abs=1e-12), (question_id, name)
+            checked += 1
+    assert checked > 300
+
+
 @pytest.mark.dbt
 @pytest.mark.parametrize("output", list(TREC_EVAL_RUNS))
 def test_every_line_of_trec_eval_10_all_trec_is_the_export(imported: Warehouse, output: str) -> None:
     """`retrieval-metrics export --format trec` prints every line trec_eval 10.0's `-q -m all_trec` prints (but
     runid and relstring), as trec_eval prints it: all 34 families, per question and over the run, on a random
     collection with ties, negative grades, unjudged documents and a question missing from the run."""
-    theirs = {}
-    for line in (TREC_EVAL_TEST / output).read_text().splitlines():
-        measure, question_id, value = line.split("\t")
-        if measure.strip() not in NOT_MEASURES:
-            theirs[(measure.strip(), question_id)] = value
-    with imported.connect() as con:
-        lines = trec_lines(con, f"trec_eval_{output.replace('.', '_')}", "random", 4)
-    ours = {(measure.strip(), question_id): value for measure, question_id, value in (l.split("\t") for l in lines)}
+    theirs = printed_lines(output)
+    ours = exported_lines(imported, f"trec_eval_{output.replace('.', '_')}", "random")
     families = {re.sub(r"_[0-9.]+$", "", measure) for measure, _ in theirs}
     assert len(families) == 35 and len({question_id for _, question_id in theirs}) > 10  # 34 and num_q
     # Where trec_eval 10.0 differs from itself, the warehouse keeps one rule (docs/measures.md): under -J, an empty
@@ -329,7 +372,7 @@ def test_rbp_and_its_residual_equal_what_trec_eval_10_prints(imported: Warehouse
         "select question_id, measure_name, value from question_measures where collection_id = ? "
         "and measure in ('rbp', 'rbp_resid') and is_averaged union all select 'all', measure_name, value "
         "from run_measures where collection_id = ? and measure in ('rbp', 'rbp_resid')",
-        ["trec_eval_test-trec_eval_10"] * 2)}  # fmt: skip
+        ["trec_eval_test-10"] * 2)}  # fmt: skip
     assert set(ours) == set(printed) and len(printed) > 4
     far = {key: (ours[key], value) for key, value in printed.items() if abs(ours[key] - value) > PRINTED_4}
     assert not far, far

@@ -188,7 +188,7 @@ class Settings:
         values = {
             "k_values": ",".join(map(str, ks)), "averaging": self.averaging, "relevance_level": self.relevance_level,
             "judged_docs_only": str(self.judged_docs_only).lower(), "err_max_grade": self.err_max_grade,
-            "ignore_identical_ids": str(self.ignore_identical_ids).lower(), "iprec_rule": "trec_eval_9",
+            "ignore_identical_ids": str(self.ignore_identical_ids).lower(), "trec_eval_version": 9,
             "rbp_persistence": self.rbp_persistence,
             "max_docs_per_question": "none" if self.max_docs_per_question is None else self.max_docs_per_question,
         }  # fmt: skip
@@ -198,10 +198,11 @@ class Settings:
         """What run_measures.evaluation_settings records of these settings, as JSON."""
         return {
             "averaging": self.averaging, "err_max_grade": self.err_max_grade,
-            "ignore_identical_ids": self.ignore_identical_ids, "iprec_rule": "trec_eval_9",
+            "ignore_identical_ids": self.ignore_identical_ids,
             "judged_docs_only": self.judged_docs_only, "k_values": ks,
             "max_docs_per_question": self.max_docs_per_question, "preset": None, "qrels_version": 0,
             "rbp_persistence": self.rbp_persistence, "relevance_level": self.relevance_level,
+            "trec_eval_version": 9,
         }  # fmt: skip
 
     @property
