@@ -6,10 +6,9 @@ generated run are broken once, by the warehouse (trec_eval's rule), for both. ir
 and nDCG through pytrec_eval (a gain map remaps the qrels' grades first) and RBP through trectools (graded,
 (1 - p) * sum of grade_i p^(i - 1) over the grades > 0).
 
-trec_eval's `ndcg_p` is not compared: pytrec_eval 0.5.11 has no ndcg_p, and refuses gain parameters to ndcg
-(`ndcg.1=1,2=3` stops with "malformed pair parameters"). Nor would it be the same number: trec_eval 10.0's
-ndcg_p discounts rank i by log2(i) (rank 1 by 1), nDCG by log2(i + 1). trec_eval's gain map on `ndcg` (its
-whole ranking, `-m ndcg.2=3`) is the instance's trec_eval_name, nDCG(gains=...) without a cutoff.
+nDCG with a gain map over the whole ranking is trec_eval 10.0's `ndcg` with that map (`-m ndcg.0=0,1=1,2=3`),
+compared with the outputs of trec_eval 10.0 itself in tests/data/trec_eval_10/ (make_gains.py; its `ndcg_p` is
+not built into 10.0, and pytrec_eval 0.5.11 refuses gain parameters).
 """
 
 from __future__ import annotations
@@ -196,3 +195,42 @@ def test_a_bad_parameter_fails_the_parse_naming_the_entry(tmp_path: Path, edited
     assert parsed.returncode != 0, parsed.stdout[-2000:]
     assert f"{ENTRY_OF_RBP}: {message}" in parsed.stdout, parsed.stdout[-3000:]
     assert "measure registry (macros/measures.sql): entry " in parsed.stdout
+
+
+TREC_EVAL_10 = REPO_ROOT / "tests" / "data" / "trec_eval_10"
+# instance: trec_eval 10.0's output of it on random.qrels and random.run (make_gains.py) and the name it prints
+TREC_EVAL_10_OUTPUTS = {"nDCG(gains={0:0,1:1,2:3})": ("out.random.c.ndcg_gains", "ndcg_0=0,1=1,2=3")}
+
+
+def trec_eval_10_lines(output: str, measure: str) -> dict[str, str]:
+    """question id (or all) -> the value trec_eval 10.0 printed for the measure in the output."""
+    lines = [line.split() for line in (TREC_EVAL_10 / output).read_text().splitlines()]
+    return {question: value for name, question, value in lines if name == measure}
+
+
+@pytest.fixture(scope="module")
+def trec_eval_10_built(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    """The random collection of tests/data/trec_eval_10 under trec_eval -c (averaging all_questions), with every
+    instance of TREC_EVAL_10_OUTPUTS."""
+    warehouse = Warehouse(REPO_ROOT, tmp_path_factory.mktemp("trec_eval_10") / "warehouse.duckdb")
+    db, collection = ["--db", str(warehouse.db_path)], ["--collection", "random"]
+    run = ["--run", str(TREC_EVAL_10 / "random.run"), "--run-id", "random"]
+    assert cli(["import", *collection, "--qrels", str(TREC_EVAL_10 / "random.qrels"), *run, *db]) == 0
+    assert cli(["settings", *collection, "--set", "k_values=10", "--set", "trec_eval_version=10", "--set",
+                "averaging=all_questions", "--set", "measures=" + ", ".join(TREC_EVAL_10_OUTPUTS), *db]) == 0  # fmt: skip
+    warehouse.build("--select", "+run_measures", "--indirect-selection", "cautious")
+    return warehouse
+
+
+@pytest.mark.dbt
+@pytest.mark.parametrize("instance", list(TREC_EVAL_10_OUTPUTS))
+def test_an_instance_equals_trec_eval_10_itself(trec_eval_10_built: Warehouse, instance: str) -> None:
+    output, printed = TREC_EVAL_10_OUTPUTS[instance]
+    theirs = trec_eval_10_lines(output, printed)
+    name = measure_instances.values(instance)[0]
+    ours = dict(trec_eval_10_built.rows("select question_id, value from question_measures where collection_id = "
+                                        "'random' and measure_name = ?", [name]))  # fmt: skip
+    ((ours["all"],),) = trec_eval_10_built.rows("select value from run_measures where collection_id = 'random' "
+                                                "and measure_name = ?", [name])  # fmt: skip
+    assert len(theirs) > 10 and set(theirs) == set(ours), (instance, sorted(set(theirs) ^ set(ours)))
+    assert {question: f"{value:.4f}" for question, value in ours.items()} == theirs, instance
