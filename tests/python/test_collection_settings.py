@@ -81,7 +81,7 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
         "9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the "
         "var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); baseline_run_id run0 (set "
         "here); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
-        "tie_rule trec_eval (set here)"
+        "tie_rule trec_eval (set here); measures none (the default)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -232,7 +232,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "trec_eval_version 9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); "
         "qrels_version latest (the var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
         "baseline_run_id run0 (set here); gated_run_ids none (not gated); gated_measures none (not gated); "
-        "min_judge_kappa none (the var's); tie_rule trec_eval (set here)"
+        "min_judge_kappa none (the var's); tie_rule trec_eval (set here); measures none (the default)"
     )
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
         "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); averaging all_questions (the "
@@ -241,7 +241,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "(the seed's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); bootstrap_resamples 1000 "
         "(the var's); bootstrap_seed 20261203 (the var's); baseline_run_id keyword_overlap (the seed's); "
         "gated_run_ids bm25, keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); "
-        "min_judge_kappa none (the var's); tie_rule doc_order (the seed's)"
+        "min_judge_kappa none (the var's); tie_rule doc_order (the seed's); measures none (the default)"
     )
 
 
