@@ -254,6 +254,24 @@
          "instance": "RBP(p: probability = 0.8)",
          "description": "ir_measures' rank-biased precision (Moffat and Zobel 2008): (1 - p) times the sum over ranks i of grade_i p^(i - 1), grades > 0 as they are"}
     ]) -%}
+    {#- DCG and its ideal, nDCG's numerator and denominator: trec_eval 10.0's dcg and ideal_dcg (not in all_trec)
+        over the whole ranking; at k, its dcg under -M k and IDCG over the ideal ranking's top k. -#}
+    {%- set dcg = {"reference": "trec_eval", "aggregation": "mean", "compared": true, "uses_relevance_level": false,
+                   "by_default": false, "sql": linear_dcg(),
+                   "description": "DCG: sum over ranks i of gain_i / log2(i + 1), gain the grade (or the instance's map)"} -%}
+    {%- set ideal = {"reference": "trec_eval", "aggregation": "mean", "compared": false, "uses_relevance_level": false,
+                     "by_default": false, "sql": "ideal_dcg",
+                     "description": "ideal DCG: the DCG of the question's judged documents by gain, highest first, whatever the run"} -%}
+    {%- do measures.extend([
+        dict(dcg, name="dcg", column="dcg", at_k=false, trec_eval_instance="dcg{gains}",
+             **{"instance": "DCG(gains: gains = {})"}),
+        dict(dcg, name="dcg_cut", column="dcg_cut", at_k=true,
+             **{"instance": "DCG(gains: gains = {})@k"}),
+        dict(ideal, name="ideal_dcg", column="ideal_dcg", at_k=false, trec_eval_instance="ideal_dcg{gains}",
+             **{"instance": "IDCG(gains: gains = {})"}),
+        dict(ideal, name="ideal_dcg_cut", column="ideal_dcg_cut", at_k=true,
+             **{"instance": "IDCG(gains: gains = {})@k"})
+    ]) -%}
     {{ return(checked_registry(measures)) }}
 {%- endmacro %}
 

@@ -198,8 +198,17 @@ def test_a_bad_parameter_fails_the_parse_naming_the_entry(tmp_path: Path, edited
 
 
 TREC_EVAL_10 = REPO_ROOT / "tests" / "data" / "trec_eval_10"
-# instance: trec_eval 10.0's output of it on random.qrels and random.run (make_gains.py) and the name it prints
-TREC_EVAL_10_OUTPUTS = {"nDCG(gains={0:0,1:1,2:3})": ("out.random.c.ndcg_gains", "ndcg_0=0,1=1,2=3")}
+# instance: trec_eval 10.0's output of it on random.qrels and random.run (make_gains.py) and the name it prints;
+# IDCG@10 is its dcg of random.ideal.run (the judged documents by grade) under -M 10
+TREC_EVAL_10_OUTPUTS = {
+    "nDCG(gains={0:0,1:1,2:3})": ("out.random.c.ndcg_gains", "ndcg_0=0,1=1,2=3"),
+    "DCG": ("out.random.c.dcg", "dcg"),
+    "IDCG": ("out.random.c.dcg", "ideal_dcg"),
+    "DCG(gains={0:0,1:1,2:3})": ("out.random.c.dcg_gains", "dcg_0=0,1=1,2=3"),
+    "IDCG(gains={0:0,1:1,2:3})": ("out.random.c.ideal_dcg_gains", "ideal_dcg_0=0,1=1,2=3"),
+    "DCG@10": ("out.random.c.M10.dcg", "dcg"),
+    "IDCG@10": ("out.random.ideal.c.M10.dcg", "dcg"),
+}
 
 
 def trec_eval_10_lines(output: str, measure: str) -> dict[str, str]:
