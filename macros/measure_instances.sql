@@ -130,13 +130,25 @@
 {#- CTEs ending in `name`: one row per (run, question, instance) with the instance's value, from `run_questions`
     (int_run_questions_scaffolded's rows), `judged_docs` (int_judged_docs_retrieved's), `qrels`
     (int_qrels_unioned), `instances` (int_measure_instances) and `settings` (int_collection_evaluation_settings).
+    `user_measures` (int_user_measures) and `user_definitions` (user_measure_definitions) add the SQL measures
+    users define, each computed by its own SQL at the collection's settings.
     Each instance reads the inputs its entry's SQL reads (instance_input_columns), recomputed with its parameters:
     relevant at its rel (else the collection's level), gains by its map (a grade not in it gains itself), rbp's
     weights at its p, over its top k; the ideal DCG over the question's grades by the same gains. -#}
-{% macro instance_measured_ctes(name, run_questions, judged_docs, qrels, instances, settings) -%}
+{% macro instance_measured_ctes(name, run_questions, judged_docs, qrels, instances, settings, user_measures=none,
+                                 user_definitions=[]) -%}
 {{ name }}_instances as (
     select distinct collection_id, measure_name, measure, k, p, rel
     from {{ instances }}
+    {%- if user_measures %}
+    union all
+    -- the SQL measures users define (macros/user_measures.sql): over the whole ranking, at the collection's settings
+    select
+        collection_id, measure_name, measure_name as measure, cast(null as integer) as k, cast(null as double) as p,
+        cast(null as integer) as rel
+    from {{ user_measures }}
+    where kind = 'sql'
+    {%- endif %}
 ),
 
 -- each instance's reading of the question's judgments: relevant at its level, gain by its map
@@ -272,6 +284,7 @@
             when measure = {{ sql_string(measure.name) }} and k is {{ 'not ' if measure.at_k }}null
                 then cast({{ measure.sql }} as double)
             {%- endfor %}
+            {{- user_measure_cases(user_definitions) }}
         end as value
     from {{ name }}_inputs
     group by collection_id, run_id, question_id, measure, k, measure_name, num_rel, num_ret, num_judged_nonrel, ideal_dcg

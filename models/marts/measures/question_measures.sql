@@ -2,7 +2,8 @@
 -- named as its reference prints it (P_10, ndcg_cut_10, bpref, iprec_at_recall_0.50, Judged@10), long, so that
 -- a BI tool charts any measure with one query. k is null for the measures of the whole ranking. Beside them, the
 -- measure instances each collection lists (int_measure_instances), named as ir_measures prints them (RBP(p=0.5),
--- AP(rel=2), nDCG(gains={2:3})@10) and computed from the judged documents with their parameters.
+-- AP(rel=2), nDCG(gains={2:3})@10) and computed from the judged documents with their parameters, and the measures
+-- users define for it (int_user_measures: SQL ones computed here, Python ones in int_user_measure_values).
 
 with runs_to_compute as (
     {{ runs_to_compute(given_runs=ref('int_run_questions_measured')) }}
@@ -33,7 +34,8 @@ settings as (
 ),
 
 {{ instance_measured_ctes('instance_values', 'run_questions', 'judged_docs', ref('int_qrels_unioned'),
-                          ref('int_measure_instances'), 'settings') }},
+                          ref('int_measure_instances'), 'settings', ref('int_user_measures'),
+                          user_measure_definitions(ref('int_collection_settings'))) }},
 
 {% for at_k_measures in [false, true] %}
 {{ 'at_k_measures' if at_k_measures else 'whole_ranking_measures' }} as (
@@ -85,6 +87,12 @@ unpivoted as (
 
     select collection_id, run_id, question_id, measure, k, measure_name, value
     from instance_values
+
+    union all
+
+    -- the Python measures users define (int_user_measure_values)
+    select collection_id, run_id, question_id, measure_name as measure, k, measure_name, value
+    from {{ ref('int_user_measure_values') }}
 ),
 
 computed_rows as (
