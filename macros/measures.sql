@@ -71,7 +71,8 @@
         {"name": "map", "column": "average_precision", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": ap, "instance": "AP(rel: level = 1)", "trec_eval_instance": "map{rel}",
          "question_metrics_column": "average_precision", "run_metrics_column": "mean_average_precision",
-         "description": "average precision: sum over retrieved relevant docs of (relevant at or above it / its rank), / num_rel"},
+         "description": "average precision: sum over retrieved relevant docs of (relevant at or above it / its rank), / "
+             ~ "num_rel"},
         {"name": "gm_map", "column": "gm_map", "at_k": false, "reference": "trec_eval", "aggregation": "geometric_mean",
          "compared": false, "sql": "ln(greatest(" ~ ap ~ ", 0.00001))",
          "description": "per question ln(max(AP, 0.00001)); the run's value is exp of their mean (a geometric mean of AP)"},
@@ -83,7 +84,8 @@
         {"name": "bpref", "column": "bpref", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true,
          "sql": bpref,
-         "description": "sum over retrieved relevant docs of 1 - min(judged non-relevant docs above it, R) / min(R, judged non-relevant), / R; grade < 0 counts as unjudged"},
+         "description": "sum over retrieved relevant docs of 1 - min(judged non-relevant docs above it, R) / min(R, judged "
+             ~ "non-relevant), / R; grade < 0 counts as unjudged"},
         {"name": "recip_rank", "column": "recip_rank", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": "coalesce(1.0 / min(case when is_relevant then position end), 0.0)",
          "instance": "RR(rel: level = 1)", "trec_eval_instance": "recip_rank{rel}",
@@ -106,7 +108,8 @@
         {%- do measures.append(
             {"name": "iprec_at_recall_" ~ level, "column": iprec_columns[-1], "at_k": false, "reference": "trec_eval",
              "aggregation": "mean", "compared": false,
-             "sql": "case when " ~ needed ~ " > " ~ relevant_count ~ " then 0.0 else coalesce(" ~ best_precision ~ ", 0.0) end",
+             "sql": "case when " ~ needed ~ " > " ~ relevant_count
+                 ~ " then 0.0 else coalesce(" ~ best_precision ~ ", 0.0) end",
              "description": "interpolated precision at recall " ~ level ~ ": the highest precision at any rank whose recall reaches it"}
         ) -%}
     {%- endfor -%}
@@ -130,10 +133,13 @@
             ~ " + (cast(position - 1 as double) / position) * (cast(judged_above as double) / (position - 1))"
             ~ " * ((relevant_so_far - 1 + 1e-5) / (relevant_so_far - 1 + nonrelevant_above + 2 * 1e-5)) end"
          ) ~ " / num_rel else 0.0 end",
-         "description": "inferred AP (Yilmaz and Aslam 2006), trec_eval's: sum over retrieved relevant docs at rank r > 1 of 1/r + ((r - 1)/r) (judged above / (r - 1)) ((relevant above + e) / (judged non-negative above + 2e)), 1 at rank 1, / R; e = 0.00001, a grade < 0 judged but not sampled"},
+         "description": "inferred AP (Yilmaz and Aslam 2006), trec_eval's: sum over retrieved relevant docs at rank r > 1 of "
+             ~ "1/r + ((r - 1)/r) (judged above / (r - 1)) ((relevant above + e) / (judged non-negative above + "
+             ~ "2e)), 1 at rank 1, / R; e = 0.00001, a grade < 0 judged but not sampled"},
         {"name": "gm_bpref", "column": "gm_bpref", "at_k": false, "reference": "trec_eval", "aggregation": "geometric_mean",
          "compared": false, "sql": "ln(greatest(" ~ bpref ~ ", 0.00001))",
-         "description": "per question ln(max(bpref, 0.00001)); the run's value is exp of their mean (a geometric mean of bpref)"}
+         "description": "per question ln(max(bpref, 0.00001)); the run's value is exp of their mean (a geometric mean of "
+             ~ "bpref)"}
     ]) -%}
     {#- precision at multiples of R, trec_eval's cutoff (long)(m * R + 0.9) documents -#}
     {%- for multiple in ["0.2", "0.4", "0.6", "0.8", "1.0", "1.2", "1.4", "1.6", "1.8", "2.0"] -%}
@@ -152,7 +158,8 @@
     {%- do measures.extend([
         {"name": "utility", "column": "utility", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": "cast(2 * " ~ relevant_count ~ " - num_ret as double)",
-         "description": "set utility with trec_eval's default coefficients (1, -1, 0, 0): relevant retrieved - other retrieved"},
+         "description": "set utility with trec_eval's default coefficients (1, -1, 0, 0): relevant retrieved - other "
+             ~ "retrieved"},
         {"name": "11pt_avg", "column": "avg_11pt", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": "(" ~ iprec_sums | join(" + ") ~ ") / 11.0",
          "description": "mean of the 11 iprec_at_recall values"},
@@ -160,29 +167,35 @@
          "compared": true, "sql": "case when num_rel > 0 then " ~ rank_sum(
             "case when is_relevant then 1.0 / " ~ log2("2 + position - relevant_so_far") ~ " else 0.0 end"
          ) ~ " / num_rel else 0.0 end",
-         "description": "binary G: sum over retrieved relevant docs of 1 / log2(2 + non-relevant or unjudged docs above it), / R"},
+         "description": "binary G: sum over retrieved relevant docs of 1 / log2(2 + non-relevant or unjudged docs above it), "
+             ~ "/ R"},
         {"name": "G", "column": "g", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": "case when ideal_gain_sum > 0 then " ~ rank_sum(
             "case when gain > 0 then gain / " ~ log2(
                 "2 + coalesce(ideal_gain_so_far, ideal_gain_sum + position - ideal_count) - gain_so_far") ~ " else 0.0 end"
          ) ~ " / ideal_gain_sum else 0.0 end",
-         "description": "trec_eval's normalized gain G: sum over ranks i of gain_i / log2(2 + cost_i - gain at or above i), cost_i the ideal gain of the top i (1 a rank past the ideal's end), / the ideal's total gain"},
+         "description": "trec_eval's normalized gain G: sum over ranks i of gain_i / log2(2 + cost_i - gain at or above i), "
+             ~ "cost_i the ideal gain of the top i (1 a rank past the ideal's end), / the ideal's total gain"},
         {"name": "ndcg", "column": "ndcg", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": ndcg,
          "instance": "nDCG(gains: gains = {})", "trec_eval_instance": "ndcg{gains}",
-         "description": "NDCG over the whole ranking (no cutoff): linear gain, log2(rank + 1) discount, ideal over every judged grade"},
+         "description": "NDCG over the whole ranking (no cutoff): linear gain, log2(rank + 1) discount, ideal over every "
+             ~ "judged grade"},
         {"name": "ndcg_rel", "column": "ndcg_rel", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": "case when ideal_count > 0 then (" ~ rank_sum(
             "case when gain > 0 then dcg_so_far / coalesce(ideal_dcg_so_far, ideal_dcg) else 0.0 end")
-            ~ " + (ideal_count - count(case when gain > 0 then 1 end)) * " ~ linear_dcg() ~ " / ideal_dcg) / ideal_count else 0.0 end",
-         "description": "NDCG averaged over the docs with a positive grade: at each one retrieved, DCG at its rank / ideal DCG there; DCG of the whole ranking / ideal DCG for each one not retrieved"},
+            ~ " + (ideal_count - count(case when gain > 0 then 1 end)) * " ~ linear_dcg()
+            ~ " / ideal_dcg) / ideal_count else 0.0 end",
+         "description": "NDCG averaged over the docs with a positive grade: at each one retrieved, DCG at its rank / ideal "
+             ~ "DCG there; DCG of the whole ranking / ideal DCG for each one not retrieved"},
         {"name": "Rndcg", "column": "rndcg", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false,
          "sql": "case when num_rel = 0 or ideal_count = 0 then 0.0 else " ~ rank_sum(
             "case when gain > 0 then gain / " ~ log2("position + 1") ~ " * (coalesce(rndcg_weight, 0.0)"
             ~ " + case when num_ret > ideal_count + 1 then 1.0 / ideal_dcg else 0.0 end) else 0.0 end")
             ~ " / (ideal_levels + case when num_ret > ideal_count + 1 then 1 else 0 end) end",
-         "description": "NDCG averaged over the R levels: at the rank where each grade of the ideal ranking ends (DCG at min(that rank, num_ret)), and at num_ret if that is past the ideal's end + 1; 0 when R = 0"},
+         "description": "NDCG averaged over the R levels: at the rank where each grade of the ideal ranking ends (DCG at "
+             ~ "min(that rank, num_ret)), and at num_ret if that is past the ideal's end + 1; 0 when R = 0"},
         {"name": "ndcg_cut", "column": "ndcg_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": ndcg, "instance": "nDCG(gains: gains = {})@k",
          "trec_eval_instance": "ndcg_cut_{k}",
@@ -225,34 +238,42 @@
          "description": "judged non-relevant documents retrieved (0 <= grade < relevance_level)"},
         {"name": "rbp", "column": "rbp", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": rank_sum("rbp_gain * rbp_weight"),
-         "description": "rank-biased precision: (1 - p) times the sum over ranks i of gain_i p^(i - 1), p = rbp_persistence, gain = grade (over the question's highest grade when that is above 1)"},
+         "description": "rank-biased precision: (1 - p) times the sum over ranks i of gain_i p^(i - 1), p = rbp_persistence, "
+             ~ "gain = grade (over the question's highest grade when that is above 1)"},
         {"name": "rbp_resid", "column": "rbp_resid", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": false, "uses_relevance_level": false,
          "sql": "case when num_ret > count(case when relevance >= 0 then 1 end) then 1.0 - " ~ rank_sum(
             "case when relevance >= 0 then rbp_weight else 0.0 end") ~ " else 0.0 end",
-         "description": "rbp's residual: what rbp would gain if every unjudged retrieved document (and every one below the ranking) had the highest grade, p^num_ret + (1 - p) times the sum over unjudged ranks i of p^(i - 1); 0 when every retrieved document is judged (as trec_eval)"},
+         "description": "rbp's residual: what rbp would gain if every unjudged retrieved document (and every one below the "
+             ~ "ranking) had the highest grade, p^num_ret + (1 - p) times the sum over unjudged ranks i of p^(i - "
+             ~ "1); 0 when every retrieved document is judged (as trec_eval)"},
         {"name": "unj", "column": "unj", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
          "compared": false, "uses_relevance_level": false,
          "sql": "cast(least(k, num_ret) - count(case when relevance >= 0 then 1 end) as double) / k",
-         "description": "share of the top k without a grade >= 0 (ranks past num_ret count as judged): trec_eval 10.0's red flag for poor judgment coverage"},
+         "description": "share of the top k without a grade >= 0 (ranks past num_ret count as judged): trec_eval 10.0's red "
+             ~ "flag for poor judgment coverage"},
         {"name": "Judged", "column": "judged", "at_k": true, "reference": "ir_measures", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false,
          "sql": "case when least(k, num_ret) > 0 then cast(count(position) as double) / least(k, num_ret) else 0.0 end",
          "description": "share of the top min(k, num_ret) documents that have any judgment (any grade, negative included)"},
         {"name": "RR", "column": "rr", "at_k": true, "reference": "ir_measures", "aggregation": "mean",
          "compared": true, "sql": "coalesce(max(case when is_relevant then 1.0 / position end), 0.0)",
-         "description": "reciprocal rank of the first relevant document in the top k, 0 if none there (MRR@k, MS MARCO's MRR@10)"},
+         "description": "reciprocal rank of the first relevant document in the top k, 0 if none there (MRR@k, MS MARCO's "
+             ~ "MRR@10)"},
         {"name": "ERR", "column": "err", "at_k": true, "reference": "ir_measures", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": rank_sum("err_gain * err_continue / position"),
-         "description": "expected reciprocal rank: sum over ranks i of R_i / i times the product of (1 - R_j) above it, R = (2^grade - 1) / 2^err_max_grade"},
+         "description": "expected reciprocal rank: sum over ranks i of R_i / i times the product of (1 - R_j) above it, R = "
+             ~ "(2^grade - 1) / 2^err_max_grade"},
         {"name": "nDCG(dcg='exp-log2')", "column": "ndcg_exp", "at_k": true, "reference": "ir_measures",
          "aggregation": "mean", "compared": true, "uses_relevance_level": false,
-         "sql": "case when ideal_exp_dcg > 0 then " ~ rank_sum("(power(2.0, gain) - 1.0) / " ~ log2("position + 1")) ~ " / ideal_exp_dcg else 0.0 end",
+         "sql": "case when ideal_exp_dcg > 0 then "
+             ~ rank_sum("(power(2.0, gain) - 1.0) / " ~ log2("position + 1")) ~ " / ideal_exp_dcg else 0.0 end",
          "description": "NDCG@k with exponential gain 2^grade - 1 (gdeval's), log2(rank + 1) discount"},
         {"name": "RBP", "column": "rbp_graded", "at_k": false, "reference": "ir_measures", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "by_default": false, "sql": rank_sum("gain * rbp_weight"),
          "instance": "RBP(p: probability = 0.8)",
-         "description": "ir_measures' rank-biased precision (Moffat and Zobel 2008): (1 - p) times the sum over ranks i of grade_i p^(i - 1), grades > 0 as they are"}
+         "description": "ir_measures' rank-biased precision (Moffat and Zobel 2008): (1 - p) times the sum over ranks i of "
+             ~ "grade_i p^(i - 1), grades > 0 as they are"}
     ]) -%}
     {#- DCG and its ideal, nDCG's numerator and denominator: trec_eval 10.0's dcg and ideal_dcg (not in all_trec)
         over the whole ranking; at k, its dcg under -M k and IDCG over the ideal ranking's top k. -#}

@@ -226,7 +226,7 @@ def trec_eval_10_built(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
     run = ["--run", str(TREC_EVAL_10 / "random.run"), "--run-id", "random"]
     assert cli(["import", *collection, "--qrels", str(TREC_EVAL_10 / "random.qrels"), *run, *db]) == 0
     assert cli(["settings", *collection, "--set", "k_values=10", "--set", "trec_eval_version=10", "--set",
-                "averaging=all_questions", "--set", "measures=" + ", ".join(TREC_EVAL_10_OUTPUTS), *db]) == 0  # fmt: skip
+                "averaging=all_questions", "--measures", *TREC_EVAL_10_OUTPUTS, *db]) == 0  # fmt: skip
     warehouse.build("--select", "+run_measures", "--indirect-selection", "cautious")
     return warehouse
 
