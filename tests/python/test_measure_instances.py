@@ -26,6 +26,7 @@ import pytest
 from conftest import REPO_ROOT, Warehouse, copy_project
 from retrieval_metrics import measure_instances
 from retrieval_metrics.cli import main as cli
+from retrieval_metrics.export import trec_lines
 
 COLLECTION = "graded"
 INSTANCES = ["RBP(p=0.5)", "RBP(p=0.8)", "AP", "AP(rel=2)", "nDCG@10", "nDCG(gains={0:0,1:1,2:3})@10",
@@ -243,3 +244,15 @@ def test_an_instance_equals_trec_eval_10_itself(trec_eval_10_built: Warehouse, i
                                                 "and measure_name = ?", [name])  # fmt: skip
     assert len(theirs) > 10 and set(theirs) == set(ours), (instance, sorted(set(theirs) ^ set(ours)))
     assert {question: f"{value:.4f}" for question, value in ours.items()} == theirs, instance
+
+
+@pytest.mark.dbt
+def test_the_trec_export_prints_trec_eval_names_only(built: Warehouse) -> None:
+    """Instances of trec_eval measures (AP(rel=2) is map's) stay out of `export --format trec`, each line of which
+    is the measure as trec_eval prints it, once."""
+    with built.connect() as con:
+        lines = [line.split("\t") for line in trec_lines(con, COLLECTION, "run1", 4)]
+    names = {name.strip() for name, _, _ in lines}
+    assert {"map", "P_5", "ndcg_cut_10"} <= names and not any("(" in name or "@" in name or name in {"AP", "RR"}
+                                                              for name in names), sorted(names)  # fmt: skip
+    assert len(lines) == len({(name.strip(), question) for name, question, _ in lines})
