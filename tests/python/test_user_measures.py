@@ -10,6 +10,7 @@ import math
 import random
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from conftest import REPO_ROOT, Warehouse
@@ -117,7 +118,5 @@ def test_a_bad_definition_is_refused_before_dbt_in_one_line(
     error = capsys.readouterr().err.strip()
     assert status == 2 and "\n" not in error, error
     assert f"setting user_measures: '{file}' refused: {file}: {message}" in error, error
-    import duckdb
-
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("select count(*) from raw.collection_settings").fetchone() == (0,)
