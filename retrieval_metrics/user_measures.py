@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-# what a SQL measure reads, as instance_input_columns() in macros/measures.sql (k and ideal_dcg over the whole ranking)
+# what a SQL measure reads, as instance_input_columns() in macros/measures.sql (k, ideal_dcg: the whole ranking's)
 SQL_INPUTS = ["num_rel", "num_ret", "num_judged_nonrel", "position", "relevance", "is_relevant", "gain", "err_gain",
               "rbp_gain", "rbp_weight", "relevant_so_far", "nonrelevant_above", "err_continue", "k", "ideal_dcg"]  # fmt: skip
 # sample rows for the check: one question, three judged documents (ranks 1, 2, 4), a relevant and two not
@@ -97,7 +97,8 @@ def loaded(path: Path) -> tuple[list[UserMeasure], str]:
     try:
         spec.loader.exec_module(module)  # type: ignore[union-attr]
     except Exception as error:  # the user's code: any error is theirs, said in one line
-        raise ValueError(f"{path}: does not run: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        raise ValueError(f"{path}: does not run: {type(error).__name__}: {first_line}") from None
     measures = getattr(module, "MEASURES", None)
     if not isinstance(measures, list | tuple) or not all(isinstance(m, UserMeasure) for m in measures) or not measures:
         raise ValueError(f"{path}: has no MEASURES, a list of define_sql(...) and define_byquery(...)")
@@ -161,10 +162,12 @@ def definitions(value: object) -> list[dict[str, str]]:
                 raise ValueError(f"{where}: is the registry's (macros/measures.sql); give it another name")
             if measure.name in found:
                 raise ValueError(f"{where}: is defined twice")
-            problem = sql_problem(str(measure.sql)) if measure.kind == "sql" else python_problem(measure.function)  # type: ignore[arg-type]
+            is_sql = measure.kind == "sql"
+            problem = sql_problem(str(measure.sql)) if is_sql else python_problem(measure.function)  # type: ignore[arg-type]
             if problem:
                 raise ValueError(f"{where}: {problem}")
-            row = {"name": measure.name, "kind": measure.kind, "description": str(measure.description), "file": str(path)}
+            row = {"name": measure.name, "kind": measure.kind, "description": str(measure.description),
+                   "file": str(path)}
             if measure.kind == "sql":
                 row["sql"] = " ".join(str(measure.sql).split())
             else:
@@ -204,5 +207,5 @@ def shown(stored: str) -> str:
 def stored_function(source: str, function: str) -> Callable[..., Any]:
     """The function a stored row names, from its file's stored source (run in a module of its own)."""
     module = type(sys)("retrieval_metrics_user_measure")
-    exec(compile(source, "<user measure>", "exec"), module.__dict__)  # noqa: S102 - the user's own measure, stored by them
+    exec(compile(source, "<user measure>", "exec"), module.__dict__)  # noqa: S102 - the user's own, stored by them
     return module.__dict__[function]

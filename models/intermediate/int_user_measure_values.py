@@ -45,10 +45,12 @@ def model(dbt, session):
                     if question_id not in ranked_by_question:
                         value = 0.0
                     else:
-                        question_qrels = by_question[question_id].rename(columns={"question_id": "query_id"})
-                        question_run = ranked_by_question[question_id].rename(columns={"question_id": "query_id"})
-                        value = as_number(function(question_qrels[["query_id", "doc_id", "relevance"]].reset_index(drop=True),
-                                                   question_run[["query_id", "doc_id", "score", "rank"]].reset_index(drop=True)))
+                        renamed = {"question_id": "query_id"}
+                        question_qrels = by_question[question_id].rename(columns=renamed)[
+                            ["query_id", "doc_id", "relevance"]].reset_index(drop=True)
+                        question_run = ranked_by_question[question_id].rename(columns=renamed)[
+                            ["query_id", "doc_id", "score", "rank"]].reset_index(drop=True)
+                        value = as_number(function(question_qrels, question_run))
                         if value is None:
                             raise ValueError(f"user measure {definition['name']} of collection {collection_id}: "
                                              f"not a number on run {run_id}, question {question_id}")
