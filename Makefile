@@ -98,9 +98,11 @@ report: install
 	$(CLI) report --out report
 
 # Side-by-side benchmark (10M run lines, 3 interleaved rounds) against pytrec_eval, ranx and plain DuckDB SQL; see README.
+# Then the TREC-style scenario (200 topics, 6 runs, a baseline) against pytrec_eval: benchmarks/trec.md
 # Then the interactive commands (a no-op build, the notebook loop, rank) against dbt's floor: benchmarks/interactive.md
 bench: install-bench
 	$(CLI) bench --rounds 3 --markdown benchmarks/10m.md
+	$(CLI) bench --scenario trec --rounds 3 --markdown benchmarks/trec.md
 	$(BIN)/python scripts/benchmark_interactive.py --rounds 5 --markdown benchmarks/interactive.md
 
 # DuckDB and Spark building the same mid-size collection, Spark's start-up included (docs/spark.md)

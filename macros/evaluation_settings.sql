@@ -1,20 +1,22 @@
 {#- The dbt vars that change the numbers, each checked once here (see dbt_project.yml and docs/measures.md): the
-    defaults of every collection without a setting of its own (int_collection_settings). -#}
+    defaults of every collection without a setting of its own (int_collection_settings). Each setting is defined
+    in retrieval_metrics/setting_definitions.py; tests/python/test_setting_definitions.py checks that the choices,
+    minimums, maximums and messages here are its rules'. -#}
 
 {#- Which questions a run's value is taken over: all_questions (trec_eval -c) or retrieved_only (its default). -#}
 {% macro averaging_mode() -%}
     {{ return(choice_var('averaging', ['all_questions', 'retrieved_only'])) }}
 {%- endmacro %}
 
-{#- How iprec_at_recall turns a recall level into a count of relevant docs: trec_eval_9 (pytrec_eval's) or
-    trec_eval_10. -#}
-{% macro iprec_rule() -%}
-    {{ return(choice_var('iprec_rule', ['trec_eval_9', 'trec_eval_10'])) }}
+{#- The trec_eval whose numbers to give: 9 (pytrec_eval's: 32-bit scores, iprec's (long)(level * R + 0.9)) or 10
+    (double scores, lround). The ranks follow it when runs are written (retrieval_metrics/tie_rules.py). -#}
+{% macro trec_eval_version() -%}
+    {{ return(choice_var('trec_eval_version', ['9', '10'])) }}
 {%- endmacro %}
 
 {#- The lowest grade that counts as relevant (trec_eval -l, pytrec_eval relevance_level). -#}
 {% macro relevance_level() -%}
-    {{ return(integer_var('relevance_level', 0)) }}
+    {{ return(integer_var('relevance_level', 0, 2147483647)) }}
 {%- endmacro %}
 
 {#- Judged-only evaluation (trec_eval -J): documents without a grade >= 0 are dropped from the ranking. -#}
@@ -27,8 +29,19 @@
     {{ return(boolean_var('ignore_identical_ids')) }}
 {%- endmacro %}
 
+{#- trec_eval -M: the most documents of each ranking measured (its top ones), or none: every one. -#}
+{% macro max_docs_per_question() -%}
+    {%- set text = var('max_docs_per_question') | string | trim | lower -%}
+    {%- if text == 'none' -%}{{ return(text) }}{%- endif -%}
+    {%- if not text.isdigit() or (text | int) < 1 or (text | int) > 2147483647 -%}
+        {{ exceptions.raise_compiler_error("var max_docs_per_question: " ~ text ~ " is not none or an integer from 1 to 2147483647") }}
+    {%- endif -%}
+    {{ return(text | int) }}
+{%- endmacro %}
+
+{#- A var that is one of `choices`, compared as text (a YAML 10 is '10'). -#}
 {% macro choice_var(name, choices) -%}
-    {%- set value = var(name) -%}
+    {%- set value = var(name) | string | trim -%}
     {%- if value not in choices -%}
         {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ value ~ " is not one of " ~ choices | join(", ")) }}
     {%- endif -%}
@@ -49,7 +62,7 @@
 {#- ERR's grade scale: a document of grade g stops the user with probability (2^g - 1) / 2^err_max_grade
     (gdeval's MAX_JUDGMENT, 4). Higher grades count as err_max_grade. -#}
 {% macro err_max_grade() -%}
-    {{ return(integer_var('err_max_grade', 1)) }}
+    {{ return(integer_var('err_max_grade', 1, 2147483647)) }}
 {%- endmacro %}
 
 {#- rbp and rbp_resid's persistence: the reader goes on to the next document with probability p, 0 < p < 1. -#}
@@ -82,6 +95,15 @@
     {{ return(text) }}
 {%- endmacro %}
 
+{#- The collection the regression gate's vars (gated_run_ids, gated_measures) apply to. -#}
+{% macro gated_collection() -%}
+    {%- set text = var('gated_collection_id') | string | trim -%}
+    {%- if not modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*', text) -%}
+        {{ exceptions.raise_compiler_error("var gated_collection_id: " ~ text ~ " is not a run or collection id") }}
+    {%- endif -%}
+    {{ return(text) }}
+{%- endmacro %}
+
 {#- The judge gate: none, or the Cohen's kappa an automatic judge must reach (-1 to 1), as its setting stores it. -#}
 {% macro min_judge_kappa() -%}
     {%- set text = var('min_judge_kappa') | string | trim | lower -%}
@@ -93,11 +115,15 @@
     {{ return(number) }}
 {%- endmacro %}
 
-{% macro integer_var(name, minimum) -%}
+{#- An integer var >= minimum (and, given, <= maximum: what its column holds). -#}
+{% macro integer_var(name, minimum, maximum=none) -%}
     {%- set text = var(name) | string | trim -%}
     {%- set digits = text[1:] if text.startswith('-') else text -%}
     {%- if not digits.isdigit() or (text | int) < minimum -%}
         {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ text ~ " is not an integer >= " ~ minimum) }}
+    {%- endif -%}
+    {%- if maximum is not none and (text | int) > maximum -%}
+        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ text ~ " is more than " ~ maximum) }}
     {%- endif -%}
     {{ return(text | int) }}
 {%- endmacro %}

@@ -9,7 +9,9 @@
     relations. Under the collection's settings: is_relevant at its relevance_level, ERR's gains on its
     err_max_grade scale, and with judged_docs_only (trec_eval -J) documents without a grade >= 0 dropped and the
     rest re-ranked 1, 2, ..., and with ignore_identical_ids (BEIR) the document whose id is the question's dropped
-    and those below moved up; rbp's weights at its rbp_persistence. -#}
+    and those below moved up, and with max_docs_per_question (trec_eval -M) only the top ones kept (after
+    ignore_identical_ids, before judged_docs_only, as trec_eval cuts before -J); rbp's weights at its
+    rbp_persistence. -#}
 {% macro judged_docs_ctes(name, rankings, qrels, settings, label_keys=[]) -%}
     {%- set labels = key_columns(label_keys) -%}
     {%- set partition = 'collection_id, ' ~ labels ~ 'run_id, question_id' -%}
@@ -31,20 +33,27 @@
 ),
 
 {{ name }}_kept as (
-    select
-        rankings.collection_id,
-        rankings.run_id,
-        rankings.question_id,
-        rankings.doc_id,
-        rankings.rank,
-        rankings.rank - case when identical.rank < rankings.rank then 1 else 0 end as kept_rank,
-        rankings.matched_terms
-    from {{ rankings }} as rankings
-    left join {{ name }}_identical as identical
-        on rankings.collection_id = identical.collection_id
-        and rankings.run_id = identical.run_id
-        and rankings.question_id = identical.question_id
-    where identical.rank is null or identical.rank <> rankings.rank
+    select *
+    from (
+        select
+            rankings.collection_id,
+            rankings.run_id,
+            rankings.question_id,
+            rankings.doc_id,
+            rankings.rank,
+            rankings.rank - case when identical.rank < rankings.rank then 1 else 0 end as kept_rank,
+            rankings.matched_terms,
+            settings.max_docs_per_question
+        from {{ rankings }} as rankings
+        inner join {{ settings }} as settings
+            on rankings.collection_id = settings.collection_id
+        left join {{ name }}_identical as identical
+            on rankings.collection_id = identical.collection_id
+            and rankings.run_id = identical.run_id
+            and rankings.question_id = identical.question_id
+        where identical.rank is null or identical.rank <> rankings.rank
+    ) as kept
+    where max_docs_per_question is null or kept_rank <= max_docs_per_question
 ),
 
 {{ name }}_joined as (

@@ -32,6 +32,10 @@
     {%- set ndcg = "case when ideal_dcg > 0 then " ~ linear_dcg() ~ " / ideal_dcg else 0.0 end" -%}
     {%- set ap = "case when num_rel > 0 then " ~ rank_sum(
         "case when is_relevant then cast(relevant_so_far as double) / position else 0.0 end") ~ " / num_rel else 0.0 end" -%}
+    {%- set bpref = "case when num_rel > 0 then " ~ rank_sum(
+        "case when not is_relevant or is_relevant is null then 0.0 when nonrelevant_above = 0 then 1.0"
+        ~ " else 1.0 - cast(least(nonrelevant_above, num_rel) as double) / least(num_rel, num_judged_nonrel) end"
+    ) ~ " / num_rel else 0.0 end" -%}
     {%- set measures = [
         {"name": "num_ret", "column": "num_ret", "at_k": false, "reference": "trec_eval", "aggregation": "sum",
          "compared": false, "uses_relevance_level": false, "sql": "cast(num_ret as double)",
@@ -56,10 +60,7 @@
          "description": "precision at rank R = num_rel"},
         {"name": "bpref", "column": "bpref", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true,
-         "sql": "case when num_rel > 0 then " ~ rank_sum(
-            "case when not is_relevant or is_relevant is null then 0.0 when nonrelevant_above = 0 then 1.0"
-            ~ " else 1.0 - cast(least(nonrelevant_above, num_rel) as double) / least(num_rel, num_judged_nonrel) end"
-         ) ~ " / num_rel else 0.0 end",
+         "sql": bpref,
          "description": "sum over retrieved relevant docs of 1 - min(judged non-relevant docs above it, R) / min(R, judged non-relevant), / R; grade < 0 counts as unjudged"},
         {"name": "recip_rank", "column": "recip_rank", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": "coalesce(1.0 / min(case when is_relevant then position end), 0.0)",
@@ -96,12 +97,62 @@
          "compared": true, "sql": recall,
          "question_metrics_column": "recall", "run_metrics_column": "recall",
          "description": "relevant in the top k / num_rel"},
+        {"name": "infAP", "column": "infap", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "case when num_rel > 0 then " ~ rank_sum(
+            "case when not is_relevant or is_relevant is null then 0.0 when position = 1 then 1.0 else 1.0 / position"
+            ~ " + (cast(position - 1 as double) / position) * (cast(judged_above as double) / (position - 1))"
+            ~ " * ((relevant_so_far - 1 + 1e-5) / (relevant_so_far - 1 + nonrelevant_above + 2 * 1e-5)) end"
+         ) ~ " / num_rel else 0.0 end",
+         "description": "inferred AP (Yilmaz and Aslam 2006), trec_eval's: sum over retrieved relevant docs at rank r > 1 of 1/r + ((r - 1)/r) (judged above / (r - 1)) ((relevant above + e) / (judged non-negative above + 2e)), 1 at rank 1, / R; e = 0.00001, a grade < 0 judged but not sampled"},
+        {"name": "gm_bpref", "column": "gm_bpref", "at_k": false, "reference": "trec_eval", "aggregation": "geometric_mean",
+         "compared": false, "sql": "ln(greatest(" ~ bpref ~ ", 0.00001))",
+         "description": "per question ln(max(bpref, 0.00001)); the run's value is exp of their mean (a geometric mean of bpref)"}
+    ]) -%}
+    {#- precision at multiples of R, trec_eval's cutoff (long)(m * R + 0.9) documents -#}
+    {%- for multiple in ["0.2", "0.4", "0.6", "0.8", "1.0", "1.2", "1.4", "1.6", "1.8", "2.0"] -%}
+        {%- set cut = "cast(floor(cast('" ~ multiple ~ "' as double) * num_rel + 0.9) as integer)" -%}
+        {%- set printed = "%.2f" % (multiple | float) -%}
+        {%- do measures.append(
+            {"name": "Rprec_mult_" ~ printed, "column": "rprec_mult_" ~ printed | replace(".", "_"), "at_k": false,
+             "reference": "trec_eval", "aggregation": "mean", "compared": false,
+             "sql": "case when " ~ cut ~ " > 0 then cast(count(case when is_relevant and position <= " ~ cut
+                ~ " then 1 end) as double) / " ~ cut ~ " else 0.0 end",
+             "description": "precision at rank " ~ printed ~ " R: relevant in the top (long)(" ~ printed ~ " R + 0.9) / that many (0 when it is 0)"}
+        ) -%}
+    {%- endfor -%}
+    {%- do measures.extend([
+        {"name": "utility", "column": "utility", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "cast(2 * " ~ relevant_count ~ " - num_ret as double)",
+         "description": "set utility with trec_eval's default coefficients (1, -1, 0, 0): relevant retrieved - other retrieved"},
         {"name": "11pt_avg", "column": "avg_11pt", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": "(" ~ iprec_sums | join(" + ") ~ ") / 11.0",
          "description": "mean of the 11 iprec_at_recall values"},
+        {"name": "binG", "column": "bin_g", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "case when num_rel > 0 then " ~ rank_sum(
+            "case when is_relevant then 1.0 / " ~ log2("2 + position - relevant_so_far") ~ " else 0.0 end"
+         ) ~ " / num_rel else 0.0 end",
+         "description": "binary G: sum over retrieved relevant docs of 1 / log2(2 + non-relevant or unjudged docs above it), / R"},
+        {"name": "G", "column": "g", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "uses_relevance_level": false, "sql": "case when ideal_gain_sum > 0 then " ~ rank_sum(
+            "case when gain > 0 then gain / " ~ log2(
+                "2 + coalesce(ideal_gain_so_far, ideal_gain_sum + position - ideal_count) - gain_so_far") ~ " else 0.0 end"
+         ) ~ " / ideal_gain_sum else 0.0 end",
+         "description": "trec_eval's normalized gain G: sum over ranks i of gain_i / log2(2 + cost_i - gain at or above i), cost_i the ideal gain of the top i (1 a rank past the ideal's end), / the ideal's total gain"},
         {"name": "ndcg", "column": "ndcg", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": ndcg,
          "description": "NDCG over the whole ranking (no cutoff): linear gain, log2(rank + 1) discount, ideal over every judged grade"},
+        {"name": "ndcg_rel", "column": "ndcg_rel", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "uses_relevance_level": false, "sql": "case when ideal_count > 0 then (" ~ rank_sum(
+            "case when gain > 0 then dcg_so_far / coalesce(ideal_dcg_so_far, ideal_dcg) else 0.0 end")
+            ~ " + (ideal_count - count(case when gain > 0 then 1 end)) * " ~ linear_dcg() ~ " / ideal_dcg) / ideal_count else 0.0 end",
+         "description": "NDCG averaged over the docs with a positive grade: at each one retrieved, DCG at its rank / ideal DCG there; DCG of the whole ranking / ideal DCG for each one not retrieved"},
+        {"name": "Rndcg", "column": "rndcg", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "uses_relevance_level": false,
+         "sql": "case when num_rel = 0 or ideal_count = 0 then 0.0 else " ~ rank_sum(
+            "case when gain > 0 then gain / " ~ log2("position + 1") ~ " * (coalesce(rndcg_weight, 0.0)"
+            ~ " + case when num_ret > ideal_count + 1 then 1.0 / ideal_dcg else 0.0 end) else 0.0 end")
+            ~ " / (ideal_levels + case when num_ret > ideal_count + 1 then 1 else 0 end) end",
+         "description": "NDCG averaged over the R levels: at the rank where each grade of the ideal ranking ends (DCG at min(that rank, num_ret)), and at num_ret if that is past the ideal's end + 1; 0 when R = 0"},
         {"name": "ndcg_cut", "column": "ndcg_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": ndcg,
          "question_metrics_column": "ndcg", "run_metrics_column": "ndcg",
@@ -109,6 +160,9 @@
         {"name": "map_cut", "column": "map_cut", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": ap,
          "description": "average precision over the top k, still divided by num_rel"},
+        {"name": "relative_P", "column": "relative_p", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true, "sql": "case when num_rel > 0 then cast(" ~ relevant_count ~ " as double) / least(k, num_rel) else 0.0 end",
+         "description": "relevant in the top k / min(k, num_rel): precision up to R, recall past it"},
         {"name": "success", "column": "success", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": "case when " ~ relevant_count ~ " > 0 then 1.0 else 0.0 end",
          "question_metrics_column": "hit", "run_metrics_column": "hit_rate",
@@ -117,13 +171,25 @@
          "compared": true,
          "sql": "case when num_ret > 0 then cast(" ~ relevant_count ~ " as double) / num_ret else 0.0 end",
          "description": "precision of the whole retrieved set: num_rel_ret / num_ret"},
+        {"name": "set_relative_P", "column": "set_relative_p", "at_k": false, "reference": "trec_eval",
+         "aggregation": "mean", "compared": true,
+         "sql": "case when num_ret > 0 and num_rel > 0 then cast(" ~ relevant_count ~ " as double) / least(num_ret, num_rel) else 0.0 end",
+         "description": "num_rel_ret / min(num_ret, num_rel): set precision over the best possible for a set that size"},
         {"name": "set_recall", "column": "set_recall", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "sql": recall,
          "description": "recall of the whole retrieved set: num_rel_ret / num_rel"},
+        {"name": "set_map", "column": "set_map", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
+         "compared": true,
+         "sql": "case when num_ret > 0 and num_rel > 0 then cast(" ~ relevant_count ~ " as double) * " ~ relevant_count ~ " / (cast(num_ret as double) * num_rel) else 0.0 end",
+         "description": "unranked AP: num_rel_ret^2 / (num_ret num_rel), set_P times set_recall"},
         {"name": "set_F", "column": "set_f", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true,
          "sql": "case when " ~ relevant_count ~ " = 0 then 0.0 else 2.0 * (cast(" ~ relevant_count ~ " as double) / num_ret) * (cast(" ~ relevant_count ~ " as double) / num_rel) / (cast(" ~ relevant_count ~ " as double) / num_ret + cast(" ~ relevant_count ~ " as double) / num_rel) end",
          "description": "F1 of set_P and set_recall: 2 P R / (P + R), 0 if nothing relevant was retrieved"},
+        {"name": "num_nonrel_judged_ret", "column": "num_nonrel_judged_ret", "at_k": false, "reference": "trec_eval",
+         "aggregation": "sum", "compared": false,
+         "sql": "cast(count(case when relevance >= 0 and not is_relevant then 1 end) as double)",
+         "description": "judged non-relevant documents retrieved (0 <= grade < relevance_level)"},
         {"name": "rbp", "column": "rbp", "at_k": false, "reference": "trec_eval", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false, "sql": rank_sum("rbp_gain * rbp_weight"),
          "description": "rank-biased precision: (1 - p) times the sum over ranks i of gain_i p^(i - 1), p = rbp_persistence, gain = grade (over the question's highest grade when that is above 1)"},
@@ -132,6 +198,10 @@
          "sql": "case when num_ret > count(case when relevance >= 0 then 1 end) then 1.0 - " ~ rank_sum(
             "case when relevance >= 0 then rbp_weight else 0.0 end") ~ " else 0.0 end",
          "description": "rbp's residual: what rbp would gain if every unjudged retrieved document (and every one below the ranking) had the highest grade, p^num_ret + (1 - p) times the sum over unjudged ranks i of p^(i - 1); 0 when every retrieved document is judged (as trec_eval)"},
+        {"name": "unj", "column": "unj", "at_k": true, "reference": "trec_eval", "aggregation": "mean",
+         "compared": false, "uses_relevance_level": false,
+         "sql": "cast(least(k, num_ret) - count(case when relevance >= 0 then 1 end) as double) / k",
+         "description": "share of the top k without a grade >= 0 (ranks past num_ret count as judged): trec_eval 10.0's red flag for poor judgment coverage"},
         {"name": "Judged", "column": "judged", "at_k": true, "reference": "ir_measures", "aggregation": "mean",
          "compared": true, "uses_relevance_level": false,
          "sql": "case when least(k, num_ret) > 0 then cast(count(position) as double) / least(k, num_ret) else 0.0 end",
@@ -152,7 +222,10 @@
 
 {#- What every measure's SQL may read: the question's constants and one of its judged retrieved documents (all
     null when it has none), from int_run_questions_scaffolded and int_judged_docs_retrieved. The models that
-    compute the measures add ideal_dcg (and, with a cutoff, k and ideal_exp_dcg). -#}
+    compute the measures add ideal_dcg (and, with a cutoff, k and ideal_exp_dcg; without one, iprec_rule, the
+    ideal ranking's length ideal_count, total gain ideal_gain_sum and number of grades ideal_levels, and per
+    document judged_above, gain_so_far and dcg_so_far down to it, and the ideal ranking's ideal_gain_so_far,
+    ideal_dcg_so_far and rndcg_weight at its rank: macros/run_question_measures.sql, measured_ctes). -#}
 {% macro measure_input_columns(run_questions, judged_docs) -%}
         {{ run_questions }}.n_relevant as num_rel,
         {{ run_questions }}.n_ranked as num_ret,

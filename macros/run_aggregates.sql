@@ -43,7 +43,7 @@
     ) as ranked
 {%- endmacro %}
 
-{#- A comparison mart: `tests` (the per-run paired tests of int_run_comparison_tests or its per-tag twin), with
+{#- A comparison mart: `tests` (the per-run paired tests of run_comparison_tests, over every question or by tag), with
     each test's p-values Holm-adjusted within `family`; `keys` are a row's key. -#}
 {% macro comparisons_with_holm(tests, family, keys) -%}
 with tests as (

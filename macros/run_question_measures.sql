@@ -49,7 +49,8 @@
 
 {#- CTEs ending in `name`: one row per (run, question of `questions`) whether or not the run returned anything
     for it (a question the run missed entirely counts as an empty ranking). Under the collection's settings:
-    n_retrieved leaves out the question's own id with ignore_identical_ids, n_ranked counts the judged docs only
+    n_retrieved leaves out the question's own id with ignore_identical_ids and counts at most
+    max_docs_per_question (trec_eval -M), n_ranked counts the judged docs only
     with judged_docs_only, and is_averaged follows its averaging. `questions` has n_judged, n_relevant and
     n_judged_nonrelevant per (collection, keys, question); `rankings` and `judged_docs` are the runs' rows. -#}
 {% macro run_questions_ctes(name, runs, questions, rankings, judged_docs, settings, keys=[]) -%}
@@ -58,7 +59,7 @@
         rankings.collection_id,
         rankings.run_id,
         rankings.question_id,
-        cast(count(*) as integer) as n_retrieved
+        cast(least(count(*), coalesce(max(settings.max_docs_per_question), count(*))) as integer) as n_retrieved
     from {{ rankings }} as rankings
     inner join {{ settings }} as settings
         on rankings.collection_id = settings.collection_id
@@ -128,7 +129,10 @@
         {{ ideal_dcg('cutoffs.k') }} as ideal_dcg,
         {{ ideal_dcg('cutoffs.k', exponential=true) }} as ideal_exp_dcg
         {%- else %}
-        {{ ideal_dcg() }} as ideal_dcg
+        {{ ideal_dcg() }} as ideal_dcg,
+        cast(count(*) as integer) as ideal_count,
+        cast(sum(ideal.relevance) as double) as ideal_gain_sum,
+        cast(count(distinct ideal.relevance) as integer) as ideal_levels
         {%- endif %}
     from {{ ideal_rankings }} as ideal
     {%- if at_k %}
@@ -139,6 +143,40 @@
         {{- ', cutoffs.k' if at_k }}
 ),
 
+{%- if not at_k %}
+-- the ideal ranking rank by rank: its gain and DCG down to the rank, and whether a grade ends there (G, ndcg_rel)
+{{ name }}_ideal_running as (
+    select
+        collection_id,
+        {{ key_columns(keys) }}question_id,
+        ideal_rank,
+        cast(sum(relevance) over (
+            partition by collection_id, {{ key_columns(keys) }}question_id order by ideal_rank
+            rows between unbounded preceding and current row
+        ) as double) as ideal_gain_so_far,
+        sum(relevance / {{ log2('ideal_rank + 1') }}) over (
+            partition by collection_id, {{ key_columns(keys) }}question_id order by ideal_rank
+            rows between unbounded preceding and current row
+        ) as ideal_dcg_so_far,
+        coalesce(lead(relevance) over (
+            partition by collection_id, {{ key_columns(keys) }}question_id order by ideal_rank
+        ), 0) <> relevance as ends_grade
+    from {{ ideal_rankings }}
+),
+
+-- Rndcg's weight of a document at this rank: the sum of 1 / ideal DCG at every rank at or below it where a grade
+-- of the ideal ranking ends
+{{ name }}_ideal_ranks as (
+    select
+        *,
+        coalesce(sum(case when ends_grade then 1.0 / ideal_dcg_so_far end) over (
+            partition by collection_id, {{ key_columns(keys) }}question_id order by ideal_rank
+            rows between current row and unbounded following
+        ), 0.0) as rndcg_weight
+    from {{ name }}_ideal_running
+),
+
+{% endif -%}
 -- the question's constants beside each of its judged documents{{ ' in the top k' if at_k }} (one row of nulls
 -- if none): what every measure's SQL in the registry may read
 {{ name }}_inputs as (
@@ -152,7 +190,18 @@
         coalesce(ideal.ideal_exp_dcg, 0.0) as ideal_exp_dcg,
         {%- else %}
         coalesce(ideal.ideal_dcg, 0.0) as ideal_dcg,
+        coalesce(ideal.ideal_count, 0) as ideal_count,
+        coalesce(ideal.ideal_gain_sum, 0.0) as ideal_gain_sum,
+        coalesce(ideal.ideal_levels, 0) as ideal_levels,
         settings.iprec_rule,
+        ideal_ranks.ideal_gain_so_far,
+        ideal_ranks.ideal_dcg_so_far,
+        ideal_ranks.rndcg_weight,
+        {%- set running = 'partition by run_questions.collection_id, ' ~ key_columns(keys, 'run_questions')
+            ~ 'run_questions.run_id, run_questions.question_id order by judged_docs.position rows between unbounded preceding and ' %}
+        cast(count(judged_docs.position) over ({{ running }}1 preceding) as integer) as judged_above,
+        sum(judged_docs.gain) over ({{ running }}current row) as gain_so_far,
+        sum(judged_docs.gain / {{ log2('judged_docs.position + 1') }}) over ({{ running }}current row) as dcg_so_far,
         {%- endif %}
         {{ measure_input_columns('run_questions', 'judged_docs') }}
     from {{ run_questions }} as run_questions
@@ -175,6 +224,11 @@
         and run_questions.question_id = judged_docs.question_id
         {%- if at_k %}
         and judged_docs.position <= cutoffs.k
+        {%- else %}
+    left join {{ name }}_ideal_ranks as ideal_ranks
+        on run_questions.collection_id = ideal_ranks.collection_id{{ keys_equal(keys, 'run_questions', 'ideal_ranks') }}
+        and run_questions.question_id = ideal_ranks.question_id
+        and judged_docs.position = ideal_ranks.ideal_rank
         {%- endif %}
 ),
 
@@ -196,6 +250,6 @@
         {%- endfor %}
     from {{ name }}_inputs
     group by collection_id, {{ key_columns(keys) }}run_id, question_id, {{ 'k, ' if at_k }}num_rel, num_ret, num_judged_nonrel,
-        ideal_dcg, {{ 'ideal_exp_dcg' if at_k else 'iprec_rule' }}
+        ideal_dcg, {{ 'ideal_exp_dcg' if at_k else 'ideal_count, ideal_gain_sum, ideal_levels, iprec_rule' }}
 )
 {%- endmacro %}

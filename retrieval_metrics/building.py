@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from retrieval_metrics.settings import check_vars
+from retrieval_metrics.settings import check_vars, given_vars
 from retrieval_metrics.warehouse import (
     PROG,
     RAW_SCHEMA_DDL,
@@ -199,7 +199,7 @@ def build_database(database: Path, dbt_args: Sequence[str], prefix: str = f"{PRO
     in this process (loaded_dbt: kept for the notebook's next rm.build()). With `--target spark`, the build runs
     on Spark instead, from the database's raw tables (retrieval_metrics.spark). Each node that warned gets a line
     on stderr, after `prefix` (build_warnings)."""
-    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, DbtFailed, target_of
+    from retrieval_metrics.dbt_runner import COMMAND_BUILD_EXCLUDES, IMPORT_GUARANTEES, DbtFailed, target_of
 
     if target_of(dbt_args) == "spark":
         return build_on_spark(database.absolute(), dbt_args)
@@ -234,7 +234,8 @@ def build_database(database: Path, dbt_args: Sequence[str], prefix: str = f"{PRO
     started, kept = datetime.now(UTC), f"{shown(serving)} left as it was"
     say_building(prefix)
     try:
-        outcome = loaded_dbt(database, dbt_args).build([*COMMAND_BUILD_EXCLUDES, *selection, *dbt_args])
+        guaranteed = [] if checks_every_run(dbt_args) else IMPORT_GUARANTEES
+        outcome = loaded_dbt(database, dbt_args).build([*COMMAND_BUILD_EXCLUDES, *guaranteed, *selection, *dbt_args])
     except DbtFailed as exc:
         raise CommandFailed(f"{exc}; {kept}", 1) from None
     if not outcome.passed:
@@ -265,15 +266,24 @@ def changed_sources(inputs: Inputs, last: Inputs) -> list[str]:
     return [table for table in inputs.changed_raw_tables(last) if table in sources]
 
 
+def checks_every_run(dbt_args: Sequence[str]) -> bool:
+    """Whether a build checks every run and what the writers guarantee (the tests tagged guaranteed_by_import:
+    the raw tables' keys and references, which import, rank and write_run enforce before they commit): under
+    --full-refresh, or --vars with test_all_runs true. Otherwise the commands' builds leave those tests out."""
+    return "--full-refresh" in dbt_args or given_vars(dbt_args).get("test_all_runs") in (True, "true", "True")
+
+
 def empty_without() -> dict[str, tuple[str, str]]:
     """The models that hold rows only when a raw table has rows of some kind, with everything that reads them:
     model -> (raw table, condition on its rows). The judges' leaderboards measure the runs on the pairs an automatic
-    judge graded; the judging queue and its coverage list the pooled runs' documents."""
+    judge graded; the judging queue and its coverage list the pooled runs' documents; the changes between qrels
+    versions need a second version, which only `import --judgments` writes."""
     from retrieval_metrics.judging import AUTOMATIC
 
     return {
         "int_judge_question_measures": ("judgments", f"judge_kind = '{AUTOMATIC}'"),
         "judging_queue": ("judging_pools", "true"),
+        "qrels_version_changes": ("judgment_versions", "true"),
     }
 
 

@@ -398,13 +398,16 @@ def parser() -> Parser:
     removing.add_argument("--yes", action="store_true", help="confirm --all")
     add_writer_options(removing)
 
-    from retrieval_metrics.per_collection import RULES as COLLECTION_SETTINGS
+    from retrieval_metrics.presets import PRESETS
+    from retrieval_metrics.setting_definitions import help_lines
 
-    setting = command("settings", settings, "show or set a collection's own settings "
-                      f"({', '.join(COLLECTION_SETTINGS)}); the next build recomputes that collection only")
+    setting = command("settings", settings, "show or set a collection's own settings; the next build recomputes "
+                      "that collection only")
+    setting.formatter_class = argparse.RawDescriptionHelpFormatter
+    setting.epilog = f"a collection's own settings (retrieval_metrics/setting_definitions.py):\n{help_lines()}"
     setting.add_argument("--collection", required=True, help="the collection")
-    setting.add_argument("--preset", help="follow a community's conventions (lesson, trec-dl, msmarco-passage, beir, "
-                         "trec-rag): its settings, but for those --set gives, and its headline measures")
+    setting.add_argument("--preset", help=f"follow a community's conventions ({', '.join(PRESETS)}): its settings, "
+                         "but for those --set gives, and its headline measures")
     setting.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                          help="give the collection its own value (repeatable): k_values=10,100, relevance_level=2")
     setting.add_argument("--unset", action="append", default=[], metavar="NAME",

@@ -1,12 +1,17 @@
 """The project's dbt-duckdb plugin (profiles.yml `plugins:`): one SQL function on dbt's connection,
-`package_digest(modules)`, the hash of the source of the package modules a Python model imports and of every
-module of the package they import in turn.
+`code_digest(model)`, the hash of the code that computes a model's rows:
 
-A per-run Python model's fingerprint of a run includes it (macros/incremental_runs.sql, plan_runs): a change to
-the code that computes its numbers (the bootstrap's interval rule in retrieval_metrics/stats.py, say), made in the
-repo or by installing another version of the package, recomputes every run at the next build; a change to a
-module no model imports (the report's) recomputes none. dbt's templates cannot read files; DuckDB calls this
-function when the model's plan is made.
+- the model's file and the file of every model it reads, directly or not (found by their `ref('...')`), and the
+  models the macros read;
+- every macro file and dbt_project.yml;
+- for the Python models among them, the package modules they import and every module of the package those
+  import in turn.
+
+A per-run model's fingerprint of a run includes it (macros/incremental_runs.sql): a change to the code that computes
+its numbers (the bootstrap's interval rule in retrieval_metrics/stats.py, a model's SQL, a measure's macro), made in
+the repo or by installing another version of the package, recomputes every run at the next build; a change to a
+module or model it does not read (the report's) recomputes none. dbt's templates cannot read files, so the
+macro code_digest asks DuckDB for it when the model runs; the Python models call `code_digest` directly.
 """
 
 from __future__ import annotations
@@ -14,13 +19,22 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import re
 from pathlib import Path
 
 import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
 
 PACKAGE = "retrieval_metrics"
-FUNCTION = "package_digest"
+FUNCTION = "code_digest"
+REF = re.compile(r"""\bref\(\s*['"]([A-Za-z0-9_]+)['"]\s*\)""")
+IMPORT = re.compile(r"(?m)^(?:from|import) +(retrieval_metrics(?:[.][A-Za-z0-9_]+)*)")
+
+
+def project_dir() -> Path:
+    from retrieval_metrics.dbt_runner import project_dir as dbt_project_dir
+
+    return dbt_project_dir()
 
 
 def source_of(module: str) -> bytes:
@@ -63,19 +77,41 @@ def imported_modules(modules: list[str]) -> list[str]:
     return sorted(seen)
 
 
-def package_digest(modules: str) -> str:
-    """The SQL function: `modules` space-separated (as the model imports them) -> sha256 of each module's name and
-    source, over the modules and what of the package they import."""
+def model_files(model: str, root: Path) -> list[Path]:
+    """The model's file and those of the models it reads, directly or not, and of the models the macros read."""
+    files = {path.stem: path for path in (root / "models").rglob("*") if path.suffix in (".sql", ".py")}
+    if model not in files:
+        raise ValueError(f"no model {model!r} in {root / 'models'}")
+    macros = "".join(path.read_text() for path in sorted((root / "macros").rglob("*.sql")))
+    seen: set[str] = set()
+    pending = [model, *REF.findall(macros)]
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in files:
+            continue
+        seen.add(name)
+        pending += REF.findall(files[name].read_text())
+    return sorted(files[name] for name in seen)
+
+
+def code_digest(model: str) -> str:
+    """The SQL function: sha256 of the code behind `model`'s rows (the module's docstring says what)."""
+    root = project_dir()
+    models = model_files(model, root)
+    files = [*models, *sorted((root / "macros").rglob("*.sql")), root / "dbt_project.yml"]
+    imported = sorted({module for path in models if path.suffix == ".py" for module in IMPORT.findall(path.read_text())})
     digest = hashlib.sha256()
-    for module in imported_modules(modules.split()):
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for module in imported_modules(imported):
         digest.update(module.encode() + b"\0" + source_of(module) + b"\0")
     return digest.hexdigest()
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    """Define package_digest on a connection (a cursor of dbt's too: each is a connection of its own)."""
+    """Define code_digest on a connection (a cursor of dbt's too: each is a connection of its own)."""
     try:
-        con.create_function(FUNCTION, package_digest, [duckdb.sqltypes.VARCHAR], duckdb.sqltypes.VARCHAR)
+        con.create_function(FUNCTION, code_digest, [duckdb.sqltypes.VARCHAR], duckdb.sqltypes.VARCHAR)
     except duckdb.CatalogException:
         pass  # already there: the cursor shares its connection's catalog
 

@@ -4,7 +4,8 @@ The models read and write through these functions only, so that the same model c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,19 +18,49 @@ def is_spark(relation: Any) -> bool:
     return type(relation).__module__.startswith("pyspark")
 
 
-def planned_rows(dbt: Any, relation: Any, plans: Callable[[], Any], materialized: str | None) -> Any:
-    """The rows of `relation` (with collection_id and run_id) that belong to the runs this build computes for
-    the model, as listed in build_state.run_plans (`plans()`): the macro rows_of_planned_runs of
-    macros/incremental_runs.sql, for a Python model. Every row when the model is not incremental (Spark: every
-    run is computed at every build, and there is no build_state). The model passes its parents and its
-    materialization from its own file: dbt finds a Python model's parents, and the configs it reads, there."""
-    if materialized != "incremental":
-        return relation
-    keys = plans().filter(f"model_name = '{dbt.this.identifier}'").project("collection_id, run_id").fetchall()
-    if not keys:
-        return relation.limit(0)
-    quoted = ", ".join("(" + ", ".join(map(sql_literal, key)) + ")" for key in keys)
-    return relation.filter(f"(collection_id, run_id) in ({quoted})")
+@dataclass(frozen=True)
+class RunsToCompute:
+    """The runs a per-run Python model computes in this build, with their fingerprints for it, and its per-run
+    parent's rows of those runs (`rows`). The macros runs_to_compute and delete_stale_runs of
+    macros/incremental_runs.sql, for a Python model: its fingerprint of a run is md5 of the run's fingerprint
+    (int_run_fingerprints), the code behind the model (code_digest) and the fingerprint its parent's rows carry."""
+
+    fingerprints: dict[tuple[str, str], str]
+    rows: Any
+
+    def with_fingerprints(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """`frame` (rows of these runs) with the columns that say what computed them; the invocation and its time
+        are stamped by the model's post-hook."""
+        keys = zip(frame["collection_id"], frame["run_id"], strict=True)
+        return frame.assign(fingerprint=[self.fingerprints[key] for key in keys], invocation_id=None, computed_at=None)
+
+
+COMPUTED_TYPES = {"fingerprint": "string", "invocation_id": "string", "computed_at": "timestamp"}
+
+
+def runs_to_compute(dbt: Any, session: Any, parent: str, incremental: bool) -> RunsToCompute:
+    """What `dbt`'s model computes from its per-run parent `parent` (a model name): every run, but in an
+    incremental build those whose stored rows carry another fingerprint or none. The model names its parents
+    (dbt.ref) in its own file, where dbt finds them, and passes whether it is incremental (its config)."""
+    from retrieval_metrics.dbt_plugin import code_digest
+
+    digest = code_digest(dbt.this.identifier)
+    keys = ["collection_id", "run_id"]
+    parent_rows = dbt.ref(parent)
+    parents = dict(((c, r), f) for c, r, f in fetch(parent_rows, [*keys, "fingerprint"], keys, distinct=True))
+    fingerprints = {
+        (c, r): hashlib.md5("|".join([f, digest, parents.get((c, r), "none")]).encode()).hexdigest()
+        for c, r, f in fetch(dbt.ref("int_run_fingerprints"), [*keys, "fingerprint"], keys)
+    }
+    if not incremental:
+        return RunsToCompute(fingerprints, parent_rows)
+    if dbt.is_incremental:
+        stored = set(session.sql(f"select distinct collection_id, run_id, fingerprint from {dbt.this}").fetchall())
+        fingerprints = {key: f for key, f in fingerprints.items() if (*key, f) not in stored}
+    if not fingerprints:
+        return RunsToCompute(fingerprints, parent_rows.limit(0))
+    quoted = ", ".join("(" + ", ".join(map(sql_literal, key)) + ")" for key in sorted(fingerprints))
+    return RunsToCompute(fingerprints, parent_rows.filter(f"(collection_id, run_id) in ({quoted})"))
 
 
 @dataclass(frozen=True)
@@ -46,15 +77,14 @@ class RunValues:
 
 
 def resampled_values(
-    dbt: Any, plans: Callable[[], Any], materialized: str | None, collections: list[str] | None = None
+    dbt: Any, question_measures: Any, collections: list[str] | None = None
 ) -> Iterator[RunValues]:
-    """The values a bootstrap of each planned run resamples: question_measures' averaged questions, without the
+    """The values a bootstrap of each run resamples: `question_measures`' averaged questions, without the
     measures aggregated as sums (num_ret, ...), whose sums have no interval; one run at a time, fetched as numbers
     only (at 100,000 questions a DataFrame of the run's rows took 3 GB, the matrix 40 MB). Only the runs of
-    `collections`, if given. The model's file names what this reads (dbt.ref("question_measures"),
-    dbt.ref("measure_catalog"), the plans) and passes its materialization, as planned_rows says."""
+    `collections`, if given. The model's file names what this reads (dbt.ref("measure_catalog") too)."""
     aggregations = to_pandas(dbt.ref("measure_catalog")).set_index("measure")["aggregation"]
-    measured = planned_rows(dbt, dbt.ref("question_measures"), plans, materialized).filter("is_averaged")
+    measured = question_measures.filter("is_averaged")
     excluded = [measure for measure, aggregation in aggregations.items() if aggregation == "sum"]
     if excluded:
         measured = measured.filter(f"measure not in ({', '.join(map(sql_literal, excluded))})")
@@ -106,8 +136,7 @@ def to_pandas(relation: Any) -> pd.DataFrame:
 def as_relation(session: Any, frame: pd.DataFrame, types: dict[str, str]) -> Any:
     """`frame` as a relation of dbt's own session, its columns cast to the SQL `types` (names both engines read:
     string, integer, double) in that order, so that an empty frame keeps them, and NaN stored as null.
-    (dbt-duckdb writes a returned DataFrame through another connection, outside the transaction in which the
-    hooks of macros/incremental_runs.sql plan and record runs.)"""
+"""
     if is_spark(session):
         schema = ", ".join(f"{column} {sql_type}" for column, sql_type in types.items())
         convert = [int if sql_type in ("integer", "bigint") else _python_value for sql_type in types.values()]

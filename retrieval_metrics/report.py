@@ -7,6 +7,8 @@ external resources), and the same charts as <out>/<collection>-<chart>.png. Per 
 Precision@k (with its ceiling given the judgments) and NDCG@k curves, MRR per run, the first relevant rank of
 every question for every run, the comparison with the baseline run, the leaderboard at each k and the missed
 relevant documents, runs listed as the scorecard lists them (run_leaderboard.run_position: the baseline first).
+A measure's label carries the relevance level it was measured at where the level changes it and is not 1
+(Recall(rel=2)@10, MRR(rel=2)), as the scorecard's do.
 Also per collection: the 11-point interpolated precision-recall curve of every run
 (trec_eval's iprec_at_recall_0.00 ... _1.00), Judged@k (judged coverage) beside NDCG@k in the leaderboard, and
 a warning in words when a compared run and the baseline differ in judged coverage by more than COVERAGE_GAP at
@@ -38,11 +40,20 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from retrieval_metrics.presets import PRESETS
-from retrieval_metrics.scorecard import headlines
+from retrieval_metrics.presets import PRESETS, preset_name
+from retrieval_metrics.scorecard import headlines, level_marks, marked
 from retrieval_metrics.warehouse import PROG, InputError
 
 CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
+# the registry's measure (measure_catalog.measure) behind each label that a relevance level may mark
+LABELLED = {"Recall": "recall", "Precision": "P", "MRR": "recip_rank", "MAP": "map", "R-precision": "Rprec",
+            "Hit": "success"}
+
+
+def level_label(marks: dict[tuple[str, str], str], collection_id: str, label: str) -> str:
+    """The label with the relevance level its values were measured at, where that is not 1: Recall(rel=2)@10."""
+    measure = LABELLED.get(label.partition("@")[0])
+    return marked(label, marks.get((collection_id, measure), "")) if measure else label
 NDCG = "ndcg_cut"  # measure_catalog.measure of NDCG@k: the wins/losses chart
 JUDGED = "Judged"  # ... and of Judged@k, the share of the top k with a judgment (ir_measures')
 IPREC_PREFIX = "iprec_at_recall_"  # trec_eval's interpolated precision at recall level 0.00 ... 1.00
@@ -148,7 +159,9 @@ def curve_charts(con: duckdb.DuckDBPyConnection, collection_id: str, styles: Sty
         """, [collection_id])
     ks = sorted({k for r in runs for k in r["ks"]})
     charts = []
+    marks = level_marks(con)
     for metric, label in CURVES.items():
+        label = level_label(marks, collection_id, label)
         fig, (ax,) = new_figure(6.4, 4.6)
         for run in runs:
             ax.plot(run["ks"], run[metric], label=run["run_id"], linewidth=2, gid=run["run_id"], **styles[run["run_id"]])
@@ -184,10 +197,11 @@ def mrr_chart(con: duckdb.DuckDBPyConnection, collection_id: str, styles: Styles
         bar.set_gid(run["run_id"])
     ax.bar_label(bars, fmt="%.3f", padding=3)
     ax.set_xlim(0, 1.12)
-    ax.set_xlabel("MRR (mean reciprocal rank of the first relevant doc, whole ranking)")
-    ax.set_title(f"MRR per run, {collection_id}")
+    mrr = level_label(level_marks(con), collection_id, "MRR")
+    ax.set_xlabel(f"{mrr} (mean reciprocal rank of the first relevant doc, whole ranking)")
+    ax.set_title(f"{mrr} per run, {collection_id}")
     ax.grid(axis="x", alpha=0.3)
-    return Chart(collection_id, "mrr", f"Bar chart of MRR per run of {collection_id}", "MRR per run.", png(fig))
+    return Chart(collection_id, "mrr", f"Bar chart of {mrr} per run of {collection_id}", f"{mrr} per run.", png(fig))
 
 
 def precision_recall_chart(con: duckdb.DuckDBPyConnection, collection_id: str, styles: Styles) -> Chart | None:
@@ -432,7 +446,7 @@ def interval(value: object, low: object, high: object) -> str:
 def slice_measures(means: list[dict[str, Any]]) -> list[str]:
     """The measures the question slices show, of a collection's run_tag_measures rows: its preset's headline, else
     MRR and NDCG at its largest k (those the collection has)."""
-    preset = PRESETS.get(json.loads(means[0]["evaluation_settings"]).get("preset") or "")
+    preset = PRESETS.get(preset_name(json.loads(means[0]["evaluation_settings"]).get("preset")))
     names = list(preset.headline) if preset else []
     if not names:
         largest = max((m["k"] for m in means if m["measure"] == NDCG), default=None)
@@ -600,6 +614,7 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
         """, [collection_id, MAX_MISSED_ROWS])
     warnings = coverage_warnings(con, collection_id)
     styles = run_styles(sorted({r["run_id"] for r in leaderboard}))  # once: every chart colours a run alike
+    marks = level_marks(con)
     charts = [*curve_charts(con, collection_id, styles), mrr_chart(con, collection_id, styles)]
     charts += [chart for chart in (precision_recall_chart(con, collection_id, styles),) if chart]
     charts.append(rank_heatmap(con, collection_id))
@@ -635,10 +650,11 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
     for k in sorted({r["k"] for r in leaderboard}):
         at_k = [r for r in leaderboard if r["k"] == k]
         parts.append(f"<h4>k = {k}</h4>")
+        measured = [f"Recall@{k}", f"Precision@{k}", f"NDCG@{k}", f"Judged@{k}", "MRR", "MAP", "R-precision",
+                    f"Hit@{k}"]
         parts.append(table(
-            ["run", "retriever", "questions", f"Recall@{k}", f"Precision@{k}", f"NDCG@{k}", f"Judged@{k}", "MRR",
-             "MAP", "R-precision", f"Hit@{k}", "NDCG rank", "NDCG vs baseline", "latency mean ms", "p50 ms",
-             "p95 ms"],
+            ["run", "retriever", "questions", *(level_label(marks, collection_id, label) for label in measured),
+             "NDCG rank", "NDCG vs baseline", "latency mean ms", "p50 ms", "p95 ms"],
             [[fmt(r["run_id"]), fmt(r["retriever"]), fmt(r["n_questions"]), fmt(r["recall"]), fmt(r["precision"]),
               fmt(r["ndcg"]), fmt(r["judged"]), fmt(r["mrr"]), fmt(r["mean_average_precision"]), fmt(r["r_precision"]),
               fmt(r["hit_rate"]), fmt(r["ndcg_rank"]), fmt(r["ndcg_vs_baseline"], signed=True),

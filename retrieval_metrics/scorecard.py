@@ -1,8 +1,9 @@
 """Print the scorecard: for every run, its collection's headline measures when the collection follows a preset
 (retrieval_metrics/presets.py) other than the lesson's, then the lesson's per-k table (Recall@k, Precision@k,
-NDCG@k) and MRR, each mean with its 95% bootstrap interval, the baseline run first and then the others by the
-collection's headline measure (run_leaderboard.run_position), then, for each collection with several runs, the
-runs side by side with wins/ties/losses, effect sizes and p-values against the baseline (or one line saying the
+NDCG@k) and MRR, each mean with its 95% bootstrap interval, each label marked with the relevance level it was
+measured at where that is not 1 (Recall(rel=2)@10, as ir_measures writes it), the baseline run first and then the
+others by the collection's headline measure (run_leaderboard.run_position), then, for each collection with
+several runs, the runs side by side with wins/ties/losses, effect sizes and p-values against the baseline (or one line saying the
 collection has none and how to set it). Columns line up whatever the cutoffs and run ids.
 
     retrieval-metrics scorecard [--db PATH]
@@ -14,7 +15,7 @@ import json
 
 import duckdb
 
-from retrieval_metrics.presets import PRESETS
+from retrieval_metrics.presets import PRESETS, preset_name
 from retrieval_metrics.warehouse import PROG
 
 # The lesson's table: its labels and the registry's measures they are (measure_catalog.measure)
@@ -27,6 +28,21 @@ def with_interval(value: float, low: float | None, high: float | None) -> str:
     if low is None or high is None:
         return f"{value:.3f}"
     return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def level_marks(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], str]:
+    """Per (collection, measure family): the mark its values carry for the relevance level they were measured at,
+    as run_measures.measure_label adds it to the name ("(rel=2)"); no entry where there is none (level 1, or a
+    measure the level does not change)."""
+    return {(collection_id, measure): mark for collection_id, measure, mark in con.execute(
+        "select distinct collection_id, measure, substr(measure_label, length(measure_name) + 1) "
+        "from main.run_measures where measure_label <> measure_name").fetchall()}  # fmt: skip
+
+
+def marked(label: str, mark: str) -> str:
+    """A label with the level's mark before its cutoff, as ir_measures writes it: Recall(rel=2)@10, MRR(rel=2)."""
+    name, at, k = label.partition("@")
+    return f"{name}{mark}{at}{k}"
 
 
 def aligned(rows: list[list[str]], separator: str = "   ") -> list[str]:
@@ -57,14 +73,17 @@ def run_blocks(con: duckdb.DuckDBPyConnection) -> list[str]:
     }
     blocks: list[list[str]] = []
     headlines = headline_lines(con)
+    marks = level_marks(con)
     for collection_id, run_id, retriever, n_questions, ks in runs:
         block = [f"{collection_id} / {run_id}  (retriever {retriever}, {n_questions} questions)"]
         block += headlines.get((collection_id, run_id), [])
-        rows = [[f"{label}@{k}={measured[(collection_id, run_id, measure, k)]}"
+        rows = [[f"{marked(f'{label}@{k}', marks.get((collection_id, measure), ''))}="
+                 f"{measured[(collection_id, run_id, measure, k)]}"
                  for label, measure in LESSON_AT_K.items()] for k in ks]  # fmt: skip
         k_width = max(3, *(len(str(k)) for k in ks))
         block += [f"k={k:<{k_width}} {line}" for k, line in zip(ks, aligned(rows))]
-        block.append(f"MRR (rank-independent) = {measured[(collection_id, run_id, LESSON_MRR, None)]}")
+        mrr = marked("MRR", marks.get((collection_id, LESSON_MRR), ""))
+        block.append(f"{mrr} (rank-independent) = {measured[(collection_id, run_id, LESSON_MRR, None)]}")
         blocks.append(block)
     return [line for i, block in enumerate(blocks) for line in ([""] if i else []) + block]
 
@@ -81,13 +100,12 @@ def headlines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], Headline]
     values = {(c, r, name): (label, value, low, high) for c, r, name, label, value, low, high, _ in rows}
     found: dict[tuple[str, str], Headline] = {}
     for collection_id, run_id, settings_json in sorted({(c, r, settings) for c, r, *_, settings in rows}):
-        settings = json.loads(settings_json)
-        preset = settings.get("preset")
-        if preset not in PRESETS or preset == "lesson":
+        preset = json.loads(settings_json).get("preset")  # its name, and the settings overridden since
+        if preset_name(preset) not in PRESETS or preset_name(preset) == "lesson":
             continue
         found[(collection_id, run_id)] = (preset, [
             values[(collection_id, run_id, name)]
-            for name in PRESETS[preset].headline if (collection_id, run_id, name) in values
+            for name in PRESETS[preset_name(preset)].headline if (collection_id, run_id, name) in values
         ])  # fmt: skip
     return found
 

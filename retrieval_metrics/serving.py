@@ -45,8 +45,8 @@ def check_unlocked(build: Path) -> None:
         pass
 
 
-NOT_SERVED = ("raw", "build_state")  # the commands' raw tables, dbt's build records: the build database's own
-RECORD = '"_serving"."run_computations"'  # in the serving copy: the build records its per-run rows came from
+NOT_SERVED = ("raw", "build_state")  # the commands' raw tables, the last good build's record: the build database's own
+PER_RUN_COLUMNS = ("collection_id", "run_id", "fingerprint", "invocation_id")  # a per-run model's rows carry them
 
 
 def publish(build: Path, serving: Path, storage_version: str | None = None) -> int:
@@ -97,14 +97,14 @@ def publish(build: Path, serving: Path, storage_version: str | None = None) -> i
 
 def reusable(build: Path, serving: Path, storage_version: str | None) -> bool:
     """Whether the current serving copy can start the new one: it opens, it was written by publish (it has the
-    record of its per-run rows), and it is in the storage format asked for (by default, the build's)."""
+    publication record), and it is in the storage format asked for (by default, the build's)."""
     if not serving.exists():
         return False
     format_of = "select tags['storage_version'] from duckdb_databases() where database_name = current_database()"
     try:
         with duckdb.connect(str(serving), read_only=True) as con:
             (recorded,) = con.execute(
-                "select count(*) from duckdb_tables() where schema_name = '_serving' and table_name = 'run_computations'"
+                "select count(*) from duckdb_tables() where schema_name = '_serving' and table_name = 'publication'"
             ).fetchone()
             (served_format,) = con.execute(format_of).fetchone()
     except duckdb.Error:
@@ -121,10 +121,10 @@ def update_tables(con: duckdb.DuckDBPyConnection, target: str) -> None:
     """Make the attached database `target` hold every table of the build database but NOT_SERVED's, with the
     descriptions of the tables and columns (dbt's persist_docs).
 
-    A table of a per-run model (one that build_state.run_computations records) whose columns are unchanged
-    keeps its rows of the runs whose record (fingerprint and dbt invocation) is the same as when they were
-    served, and gets the rows of the other runs from the build; any other table is written whole. So a copy
-    kept from the last publish gets only the runs computed since, whatever builds ran in between."""
+    A table of a per-run model (its rows carry PER_RUN_COLUMNS) whose columns are unchanged keeps its rows of the
+    runs whose fingerprint and dbt invocation are the same as when they were served, and gets the rows of the other
+    runs from the build; any other table is written whole. So a copy kept from the last publish gets only the runs
+    computed since, whatever builds ran in between."""
     source = con.execute("select current_database()").fetchone()[0]
     tables = con.execute(
         "select schema_name, table_name, comment from duckdb_tables() "
@@ -138,26 +138,19 @@ def update_tables(con: duckdb.DuckDBPyConnection, target: str) -> None:
     for schema, table in sorted(served - {(schema, table) for schema, table, _ in tables}):
         con.execute(f"drop table {target}.{quoted(schema)}.{quoted(table)}")
     con.execute(f"create schema if not exists {target}._serving")
-    con.execute(f"create table if not exists {target}.{RECORD} as select * from build_state.run_computations limit 0")
-    per_run = {name for (name,) in con.execute("select distinct model_name from build_state.run_computations").fetchall()}
     for schema, table, comment in tables:
         name = f"{quoted(schema)}.{quoted(table)}"
-        if (schema, table) in served and table in per_run and columns(con, source, schema, table) == columns(
-            con, target, schema, table
-        ):
-            # the runs whose served rows are not those of the build's record: gone, recomputed, or new
+        table_columns = columns(con, source, schema, table)
+        per_run = set(PER_RUN_COLUMNS) <= {column for column, _ in table_columns}
+        if (schema, table) in served and per_run and table_columns == columns(con, target, schema, table):
+            # the runs whose served rows are not the build's: gone, recomputed, or new
+            keys = ", ".join(PER_RUN_COLUMNS)
             stale = f"""
-                (select collection_id, run_id from {target}.{RECORD} where model_name = '{table}'
-                 except select collection_id, run_id from build_state.run_computations where model_name = '{table}')
-                union all
-                select collection_id, run_id from build_state.run_computations as computed
-                where model_name = '{table}' and not exists (
-                    select 1 from {target}.{RECORD} as served
-                    where served.model_name = computed.model_name and served.collection_id = computed.collection_id
-                        and served.run_id = computed.run_id and served.fingerprint = computed.fingerprint
-                        and served.invocation_id = computed.invocation_id)
+                (select distinct {keys} from {target}.{name} except select distinct {keys} from {quoted(source)}.{name})
+                union
+                (select distinct {keys} from {quoted(source)}.{name} except select distinct {keys} from {target}.{name})
             """
-            runs = con.execute(stale).fetchall()
+            runs = [(collection, run) for collection, run, *_ in con.execute(stale).fetchall()]
             if runs:
                 condition = runs_condition(runs)
                 con.execute(f"delete from {target}.{name} where {condition}")
@@ -167,8 +160,6 @@ def update_tables(con: duckdb.DuckDBPyConnection, target: str) -> None:
             con.execute(f"create schema if not exists {target}.{quoted(schema)}")
             con.execute(f"create table {target}.{name} as select * from {quoted(source)}.{name}")
             describe(con, source, target, schema, table, comment)
-    con.execute(f"delete from {target}.{RECORD}")
-    con.execute(f"insert into {target}.{RECORD} select * from build_state.run_computations")
 
 
 def columns(con: duckdb.DuckDBPyConnection, database: str, schema: str, table: str) -> list[tuple[str, str]]:

@@ -2,17 +2,18 @@
 by DuckDB into temp tables and checked, with errors that name the file and line at fault.
 
 Ids stay text exactly as written ("7", "07" and "007" differ). A run is ranked by its collection's tie rule
-(tie_rules), by default as trec_eval ranks it: score descending as a 32-bit float, ties by docno descending
-compared as strings; the file's rank column is ignored. A clean run file can be read, checked and ranked in one
-pass (one_pass_run); any other file goes through the careful read (read_run), which names the line at fault.
+(tie_rules), by default as trec_eval ranks it: score descending (as a 32-bit float, or under trec_eval_version
+10 as the double read), ties by docno descending compared as strings; the file's rank column is ignored. A
+clean run file can be read, checked and ranked in one pass (one_pass_run); any other file goes through the
+careful read (read_run), which names the line at fault.
 Both run on every thread DuckDB has, except the one pass over a file whose first lines carry text after the 6th
 field (see one_pass_run).
 
 What trec_eval takes, we take; what it refuses, we refuse. A run line may carry text after its 6th field: it
 is ignored, and the lines that did are counted (extra_text_lines); a qrels line may not. A score is read as
-trec_eval reads it (atof, then a 32-bit float): one beyond the float's range (1e39, 1e400) is infinity, as is
-"inf" or "-Infinity" spelled out. Where trec_eval would silently read something other than what is written,
-we refuse instead: a score that is not a number as a whole ("high", "1.5x", "0x10": atof reads 0, 1.5, 16) or
+trec_eval reads it (atof: a double, kept as read); trec_eval 9 ranks it as a 32-bit float, where one beyond the
+float's range (1e39, 1e400) is infinity, as is "inf" or "-Infinity" spelled out. Where trec_eval would
+silently read something other than what is written, we refuse instead: a score that is not a number as a whole ("high", "1.5x", "0x10": atof reads 0, 1.5, 16) or
 is NaN (trec_eval's sort has no order for it), and a grade that is not a plain 32-bit integer ("1.5", "1e2":
 atol reads 1). A negative grade is kept as written (to trec_eval: in the pool, not judged).
 
@@ -57,14 +58,11 @@ CSV_OPTIONS = "header = false, quote = '', escape = '', auto_detect = false"
 # The reader of a run (csv_source with trailing_text): a line may have more fields than the columns, the
 # ones past the last column dropped; a line with fewer is padded with nulls; an empty field is '', not null
 TRAILING_TEXT_OPTIONS = "strict_mode = false, null_padding = true, nullstr = '\x1f'"
-# A checked score as trec_eval holds it: atof's double, made a 32-bit float to rank (TREC_ORDER). A double
-# that no float holds (beyond 3.4028235e38 once rounded to nearest, as C converts it) is infinity there, and
-# is stored as infinity: such scores all tie, and docno breaks the tie.
-TREC_SCORE = (
-    "(case when try_cast(score_value as float) is null "
-    "then if(score_value > 0, 'inf'::double, '-inf'::double) else score_value end)"
-)
-# trec_eval's order within a question: score descending as a 32-bit float, then docno descending (tie_rules)
+# A checked score as trec_eval 10.0 holds it, and as it is stored: atof's double (1e39 stays 1e39, 1e400 is
+# infinity). trec_eval 9.x and pytrec_eval rank it as a 32-bit float, where every double beyond a float's range
+# is infinity and ties: the collection's trec_eval_version chooses (tie_rules.float32)
+TREC_SCORE = "score_value"
+# trec_eval 9's order within a question: score descending as a 32-bit float, then docno descending (tie_rules)
 TREC_ORDER = f"partition by question_id order by {order_by(TREC_EVAL)}"
 # The temp sequence that counts a run's lines with text after the 6th field. Counting as the rows are read
 # (nextval) makes DuckDB read on one thread: 1.4x the one pass's time at 10M and 100M lines on 2 cores

@@ -3,6 +3,8 @@
     python scripts/benchmark.py [--questions 10000] [--docs-per-question 1000] [--seed 7] [--workdir DIR]
                                 [--peers ours,ours_11th,pytrec_eval,ranx,duckdb_sql] [--baseline ours]
                                 [--markdown FILE] [--rounds 1] [--prior-runs 10]
+    python scripts/benchmark.py --scenario trec [--questions 200] [--runs 6] [--docs-per-question 1000]
+                                [--seed 7] [--workdir DIR] [--markdown FILE] [--rounds 1]
 
 The collection (qrels.txt, run.txt) is generated once per (questions, docs per question, seed) under the work
 directory and reused. Each peer then runs in child processes of this one, --rounds times, the peers
@@ -43,6 +45,20 @@ started from a process that once held N MB reports ru_maxrss >= N, so a fat pare
 (It imports tqdm, about 18 MB in all, far below any peer's own peak: ru_maxrss is a high-water mark.)
 On a terminal a progress bar over the peers runs on stderr; in a pipe or under CI, one line per peer and round.
 ranx needs `pip install -r requirements-bench.txt -c constraints.txt`; without it that peer is skipped.
+
+--scenario trec: an IR lab's evaluation. Generated (untimed, cached in WORKDIR/trec/data): 200 topics, graded
+qrels (0..3), and 7 runs of 1,000 docs per topic. Each round, interleaved, each step a child process:
+
+  import_build     into an empty warehouse: `import` of the qrels with run01, `import` of run02..run06 (one
+                   command per run), `settings --set baseline_run_id=run01`, `build`: every comparison with
+                   the baseline (the paired tests of every measure). Its ratio to pytrec_eval (target <= 5x)
+  seventh_run      `import --build` of run07 into a copy of the six-run warehouse the setup built
+  settings_change  `settings --set relevance_level=2`, then `build`, on such a copy
+  pytrec_eval      parse the qrels and the six runs, evaluate each: the measures the warehouse reports that
+                   pytrec_eval has (read from measure_catalog and run_measures), at the same k values
+
+Setup, untimed: one import_build (dbt parses both target directories; its warehouse kept as the six-run
+warehouse) and one seventh_run. The agreement check compares run02's ndcg_cut_10, P_10 and map.
 """
 
 from __future__ import annotations
@@ -247,6 +263,10 @@ def child_main(argv: list[str]) -> int:
         result = CHILD_COMMANDS[args[0]](Path(args[1]) / "qrels.txt", Path(args[1]) / "run.txt")
     elif command == "_generate":
         result = [str(p) for p in generate(Path(args[0]), int(args[1]), int(args[2]), int(args[3]))]
+    elif command == "_generate_trec":
+        result = generate_trec(Path(args[0]), int(args[1]), int(args[2]), int(args[3]), int(args[4]))
+    elif command == "_pytrec_trec":
+        result = peer_pytrec_eval_trec(Path(args[0]), int(args[1]), args[2].split(" "))
     else:
         result = ours_metrics(Path(args[0]), *args[1:])
     print(json.dumps(result))
@@ -602,6 +622,255 @@ def run_peer(name: str, setup: OursSetup) -> Result:
         return Result(name, note=f"failed: {exc}")
 
 
+# ------------------------------------------------------------------ the TREC-style scenario (--scenario trec)
+
+TREC_COLLECTION = "trec"
+TREC_POOL = 2_500  # candidate docs per topic: every run ranks 1,000 of them
+TREC_GRADES = [0.94, 0.03, 0.02, 0.01]  # each candidate's latent grade 0..3
+TREC_JUDGED_NONRELEVANT = 150  # grade-0 judgments per topic besides the relevant docs
+TREC_SCENARIOS = ("import_build", "seventh_run", "settings_change", "pytrec_eval")
+TREC_SETTING = "relevance_level=2"  # the settings change: every measure that reads the binary cut recomputes
+TREC_TARGET = 5.0  # import + build over pytrec_eval's parse + evaluate (issue 47)
+
+
+def trec_run_id(n: int) -> str:
+    return f"run{n:02d}"
+
+
+def generate_trec(out_dir: Path, n_topics: int, n_runs: int, docs_per_run: int, seed: int) -> None:
+    """Write qrels.txt (graded 0..3) and run01.txt .. runNN.txt: every run ranks docs_per_run of its topic's
+    TREC_POOL candidates by its own noisy view of their latent grades (run n sees them more sharply as n
+    grows), scores with four decimals (some ties), lines in trec_eval's order. Qrels: every candidate of
+    grade >= 1 and TREC_JUDGED_NONRELEVANT of grade 0 per topic."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    grades = rng.choice(4, size=(n_topics, TREC_POOL), p=TREC_GRADES)
+    docnos = np.array([[f"d{t:03d}{j:05d}" for j in range(TREC_POOL)] for t in range(n_topics)])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for t in range(n_topics):
+        nonrelevant = np.flatnonzero(grades[t] == 0)
+        judged = np.sort(np.concatenate([np.flatnonzero(grades[t] > 0),
+                                         rng.choice(nonrelevant, TREC_JUDGED_NONRELEVANT, replace=False)]))  # fmt: skip
+        lines += [f"t{t:03d} 0 {docnos[t, j]} {grades[t, j]}" for j in judged]
+    (out_dir / "qrels.txt").write_text("\n".join(lines) + "\n")
+    for n in range(1, n_runs + 1):
+        sharpness = 0.5 + 0.1 * n
+        scores = np.round(sharpness * grades + rng.normal(0, 1, size=grades.shape), 4)
+        lines = []
+        for t in range(n_topics):
+            order = np.lexsort((-np.arange(TREC_POOL), -scores[t]))[:docs_per_run]  # score desc, docno desc
+            lines += [f"t{t:03d} Q0 {docnos[t, j]} {rank} {scores[t, j]:.4f} {trec_run_id(n)}"
+                      for rank, j in enumerate(order, start=1)]  # fmt: skip
+        (out_dir / f"{trec_run_id(n)}.txt").write_text("\n".join(lines) + "\n")
+
+
+def peer_pytrec_eval_trec(data_dir: Path, runs: int, measures: list[str]) -> dict[str, dict[str, float]]:
+    """pytrec_eval as an IR lab runs it: parse the qrels and each run file, evaluate every run; the means."""
+    import pytrec_eval
+
+    qrels: dict[str, dict[str, int]] = {}
+    with open(data_dir / "qrels.txt") as f:
+        for line in f:
+            qid, _, docno, rel = line.split()
+            qrels.setdefault(qid, {})[docno] = int(rel)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(measures))
+    means = {}
+    for n in range(1, runs + 1):
+        run: dict[str, dict[str, float]] = {}
+        with open(data_dir / f"{trec_run_id(n)}.txt") as f:
+            for line in f:
+                qid, _, docno, _, score, _ = line.split()
+                run.setdefault(qid, {})[docno] = float(score)
+        per_query = evaluator.evaluate(run)
+        names = next(iter(per_query.values())).keys()
+        means[trec_run_id(n)] = {m: sum(values[m] for values in per_query.values()) / len(per_query) for m in names}
+    return means
+
+
+def trec_reported_measures(db_path: Path) -> list[str]:
+    """The measures the warehouse reports that pytrec_eval computes, as pytrec_eval takes them (P.1,3,10...):
+    measure_catalog's trec_eval measures at the collection's k values."""
+    import duckdb
+    import pytrec_eval
+
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = con.execute(
+            "select distinct catalog.measure, catalog.takes_cutoff, measures.k from run_measures as measures "
+            "inner join measure_catalog as catalog using (measure) "
+            "where catalog.reference = 'trec_eval' and measures.collection_id = ?",
+            [TREC_COLLECTION],
+        ).fetchall()
+    cutoffs: dict[str, set[int]] = {}
+    for measure, takes_cutoff, k in rows:
+        family = "iprec_at_recall" if measure.startswith("iprec_at_recall") else measure
+        if family in pytrec_eval.supported_measures:
+            cutoffs.setdefault(family, set()).update([k] if takes_cutoff and k is not None else [])
+    return sorted(f"{m}.{','.join(map(str, sorted(ks)))}" if ks else m for m, ks in cutoffs.items())
+
+
+def trec_ours_metrics(db_path: Path, run_id: str) -> dict[str, float]:
+    """The warehouse's trec_eval-named means of one run (run_measures), for the agreement check."""
+    import duckdb
+
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = con.execute(
+            "select measure_name, value from run_measures where collection_id = ? and run_id = ? "
+            "and measure_name in ('ndcg_cut_10', 'P_10', 'map')",
+            [TREC_COLLECTION, run_id],
+        ).fetchall()
+    return dict(rows)
+
+
+class TrecBench:
+    """The TREC-style scenario's files and commands: one warehouse path (dbt's parse cache holds for one
+    profile), the six-run warehouse as the first scenario builds it (the start of the other two), and the
+    pytrec_eval measures read from it."""
+
+    def __init__(self, workdir: Path, args: argparse.Namespace) -> None:
+        self.workdir, self.runs = workdir, args.runs
+        self.sizes = [args.questions, args.runs + 1, args.docs_per_question, args.seed]  # what generate_trec takes
+        self.data_dir = workdir / "data" / "t{}_r{}_d{}_s{}".format(*self.sizes)
+        self.warehouse = warehouse_path(workdir)
+        self.built = workdir / "built" / "warehouse.duckdb"
+        self.measures: list[str] = []
+
+    def cli(self, label: str, *args: str, target: str = "dbt_target_build") -> float:
+        seconds, _, _ = measure([*CLI, *args], self.workdir / "logs", label, ours_env(self.workdir, target))
+        return seconds
+
+    def import_build(self) -> dict[str, float]:
+        """A fresh warehouse: the qrels and the runs imported (one command each), the baseline set, built."""
+        remove_database(self.warehouse)
+        started = time.perf_counter()
+        for n in range(1, self.runs + 1):
+            qrels = ["--qrels", str(self.data_dir / "qrels.txt")] if n == 1 else []
+            self.cli(f"trec_import_{trec_run_id(n)}", "import", "--collection", TREC_COLLECTION, *qrels,
+                     "--run", str(self.data_dir / f"{trec_run_id(n)}.txt"), "--run-id", trec_run_id(n))  # fmt: skip
+        imported = time.perf_counter()
+        baseline = f"baseline_run_id={trec_run_id(1)}"
+        self.cli("trec_settings", "settings", "--collection", TREC_COLLECTION, "--set", baseline)
+        settled = time.perf_counter()
+        self.cli("trec_build", "build")
+        done = time.perf_counter()
+        return {"seconds": done - started, "import": imported - started, "settings": settled - imported,
+                "build": done - settled}  # fmt: skip
+
+    def keep_built(self) -> None:
+        self.built.parent.mkdir(parents=True, exist_ok=True)
+        for source, target in ((self.warehouse, self.built), (serving_of(self.warehouse), serving_of(self.built))):
+            copy_file(source, target)
+
+    def from_built(self) -> None:
+        remove_database(self.warehouse)
+        copy_file(self.built, self.warehouse)
+        copy_file(serving_of(self.built), serving_of(self.warehouse))
+
+    def seventh_run(self) -> dict[str, float]:
+        """`import --build` of one more run into a copy of the six-run warehouse."""
+        self.from_built()
+        run_id = trec_run_id(self.runs + 1)
+        run = ["--run", str(self.data_dir / f"{run_id}.txt"), "--run-id", run_id]
+        seconds = self.cli("trec_seventh_run", "import", "--collection", TREC_COLLECTION, *run, "--build", target="dbt_target")
+        return {"seconds": seconds}
+
+    def settings_change(self) -> dict[str, float]:
+        """`settings --set TREC_SETTING`, then `build`, on a copy of the six-run warehouse."""
+        self.from_built()
+        settings = self.cli("trec_settings_change", "settings", "--collection", TREC_COLLECTION, "--set", TREC_SETTING)
+        build = self.cli("trec_settings_build", "build")
+        return {"seconds": settings + build, "settings": settings, "build": build}
+
+    def pytrec_eval(self) -> dict[str, float]:
+        command = self_command("_pytrec_trec", str(self.data_dir), str(self.runs), " ".join(self.measures))
+        seconds, _, stdout = measure(command, self.workdir / "logs", "trec_pytrec_eval")
+        self.pytrec_means = json.loads(stdout.strip().splitlines()[-1])
+        return {"seconds": seconds}
+
+    def setup(self) -> None:
+        """Untimed: the collection written, one import + build (dbt parses its targets; the six-run warehouse
+        kept), one 7th run (the import's target parsed), and the measures for pytrec_eval."""
+        stamp = self.data_dir / "complete.json"
+        if not stamp.exists():
+            command = self_command("_generate_trec", str(self.data_dir), *map(str, self.sizes))
+            measure(command, self.workdir / "logs", "trec_generate")
+            stamp.write_text("{}")
+        self.import_build()
+        self.keep_built()
+        self.measures = trec_reported_measures(self.warehouse)
+        self.seventh_run()
+
+
+TREC_CHECKED = ("ndcg_cut_10", "P_10", "map")
+
+
+def trec_markdown(times: dict[str, list[dict[str, float]]], bench: TrecBench, args: argparse.Namespace,
+                  checks: list[str]) -> str:  # fmt: skip
+    def median(scenario: str) -> dict[str, float]:
+        rounds = sorted(times[scenario], key=lambda r: r["seconds"])
+        return rounds[(len(rounds) - 1) // 2]
+
+    floor = median("pytrec_eval")["seconds"]
+    lines = [
+        f"TREC-style: {args.questions} topics x {bench.runs} runs x {args.docs_per_question:,} docs = "
+        f"{args.questions * bench.runs * args.docs_per_question:,} run lines, graded qrels (seed {args.seed}), one "
+        f"collection with {trec_run_id(1)} as its baseline: every comparison. `python scripts/benchmark.py "
+        f"--scenario trec --rounds {args.rounds}`: {args.rounds} round(s), interleaved; the median round.",
+        "",
+        "| scenario | wall s | min s | max s | x pytrec_eval | target | split (median round) |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    labels = {
+        "import_build": f"import ({bench.runs} runs) + baseline set + build, empty warehouse",
+        "seventh_run": f"{trec_run_id(bench.runs + 1)} added: `import --build`",
+        "settings_change": f"`settings --set {TREC_SETTING}` + build",
+        "pytrec_eval": f"pytrec_eval: parse + evaluate the {bench.runs} runs",
+    }
+    for scenario in TREC_SCENARIOS:
+        values = [r["seconds"] for r in times[scenario]]
+        middle = median(scenario)
+        split = ", ".join(f"{key} {value:.1f} s" for key, value in middle.items() if key != "seconds")
+        target = f"<= {TREC_TARGET:g}x" if scenario == "import_build" else ""
+        lines.append(f"| {labels[scenario]} | {middle['seconds']:.2f} | {min(values):.2f} | {max(values):.2f} | "
+                     f"{middle['seconds'] / floor:.2f} | {target} | {split} |")  # fmt: skip
+    lines += ["", f"- pytrec_eval's measures (those of the warehouse it has): {' '.join(bench.measures)}"]
+    lines += [f"- {line}" for line in machine_info() + checks]
+    return "\n".join(lines) + "\n"
+
+
+def trec_main(args: argparse.Namespace) -> int:
+    """--scenario trec: the rounds of TREC_SCENARIOS, interleaved, then the table and the agreement check."""
+    workdir = args.workdir.resolve() / "trec"
+    shutil.rmtree(workdir / "logs", ignore_errors=True)
+    bench = TrecBench(workdir, args)
+    sizes = f"{args.questions} topics x {args.runs} runs x {args.docs_per_question} docs"
+    print(f"benchmark: TREC-style, {sizes}; setup (untimed)", flush=True)
+    try:
+        bench.setup()
+        ours = trec_ours_metrics(bench.built, trec_run_id(2))
+        times: dict[str, list[dict[str, float]]] = {scenario: [] for scenario in TREC_SCENARIOS}
+        for n in range(1, args.rounds + 1):
+            for scenario in TREC_SCENARIOS:
+                times[scenario].append(getattr(bench, scenario)())
+                print(f"benchmark: round {n} {scenario}: {times[scenario][-1]['seconds']:.2f} s", flush=True)
+    except PeerFailed as exc:
+        print(f"benchmark: error: {exc}", file=sys.stderr)
+        return 1
+    reference = bench.pytrec_means[trec_run_id(2)]
+    diffs = {m: abs(ours[m] - reference[m]) for m in TREC_CHECKED if m in ours and m in reference}
+    values = ", ".join(f"{m} {reference[m]:.12f} vs {ours[m]:.12f}" for m in diffs)
+    agree = len(diffs) == len(TREC_CHECKED) and max(diffs.values()) <= TOLERANCE
+    checks = [f"check: pytrec_eval and ours {'agree' if agree else 'DO NOT agree'} to {TOLERANCE:g} on "
+              f"{trec_run_id(2)} ({values})"]  # fmt: skip
+    table = trec_markdown(times, bench, args, checks)
+    print(table, end="")
+    if args.markdown:
+        args.markdown.write_text(table)
+        print(f"benchmark: wrote {args.markdown}")
+    return 0 if agree else 1
+
+
 # ----------------------------------------------------------------------------------------- reporting
 
 
@@ -730,7 +999,10 @@ def options(argv: list[str], parser_class: type[argparse.ArgumentParser] = argpa
     """The command line, checked: parser_class.error() gets anything wrong (`retrieval-metrics bench` checks
     its arguments here, with its one-line error, before it starts this script)."""
     parser = parser_class(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--questions", type=int, default=10_000)
+    parser.add_argument("--scenario", choices=("10m", "trec"), default="10m", help="10m: the peers on one "
+                        "generated run (the default); trec: the TREC-style scenario, runs with a baseline (see below)")
+    parser.add_argument("--questions", type=int, help="default: 10,000 (10m), 200 topics (trec)")
+    parser.add_argument("--runs", type=int, default=6, help="trec: the runs of the collection (default: 6)")
     parser.add_argument("--docs-per-question", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/retrieval-metrics-bench"))
@@ -742,9 +1014,12 @@ def options(argv: list[str], parser_class: type[argparse.ArgumentParser] = argpa
     parser.add_argument("--prior-runs", type=int, default=PRIOR_RUNS, help="the runs ours_11th's warehouse "
                         f"holds before the timed one (default: {PRIOR_RUNS})")
     args = parser.parse_args(argv)
+    if args.questions is None:
+        args.questions = 200 if args.scenario == "trec" else 10_000
     args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     unknown = sorted(set(args.peers) - set(PEERS))
-    if unknown or not args.peers or min(args.questions, args.docs_per_question, args.rounds, args.prior_runs) < 1:
+    sizes = (args.questions, args.docs_per_question, args.rounds, args.prior_runs, args.runs)
+    if unknown or not args.peers or min(sizes) < 1:
         parser.error(f"--peers takes some of {','.join(PEERS)}; sizes, rounds and prior runs must be >= 1"
                      f" (unknown: {unknown})")
     return args
@@ -752,9 +1027,11 @@ def options(argv: list[str], parser_class: type[argparse.ArgumentParser] = argpa
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] and argv[0] in {"_peer", "_generate", "_ours_metrics"}:
+    if argv[:1] and argv[0] in {"_peer", "_generate", "_ours_metrics", "_generate_trec", "_pytrec_trec"}:
         return child_main(argv)
     args = options(argv)
+    if args.scenario == "trec":
+        return trec_main(args)
     peers = args.peers
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
--- One row per value of each per-collection setting of every collection (with judgments or questions), as its
+-- One row per value of each per-collection setting (retrieval_metrics/setting_definitions.py) of every collection (with judgments or questions), as its
 -- runs are evaluated: the collection's own values from the warehouse (`retrieval-metrics settings`), else from
 -- the seed collection_settings, else the dbt var's (the default for every collection without its own; the gate's
 -- vars for gated_collection_id only). k_values, gated_run_ids and gated_measures have one row per item (none:
@@ -19,8 +19,18 @@ with collections as (
     select collection_id from {{ ref('int_questions_unioned') }}
 ),
 
+-- a setting stored under its old name (iprec_rule) is read as its new one (retrieval_metrics/setting_definitions.py)
 set_in_warehouse as (
-    select collection_id, setting, value, 'warehouse' as set_by from {{ ref('stg_raw__collection_settings') }}
+    select
+        collection_id,
+        case when setting = 'iprec_rule' then 'trec_eval_version' else setting end as setting,
+        case
+            when setting = 'iprec_rule' and value = 'trec_eval_10' then '10'
+            when setting = 'iprec_rule' then '9'
+            else value
+        end as value,
+        'warehouse' as set_by
+    from {{ ref('stg_raw__collection_settings') }}
 ),
 
 set_by_seed as (
@@ -47,12 +57,13 @@ own as (
     ('averaging', averaging_mode()),
     ('judged_docs_only', judged_docs_only() | string | lower),
     ('ignore_identical_ids', ignore_identical_ids() | string | lower),
-    ('iprec_rule', iprec_rule()),
+    ('max_docs_per_question', max_docs_per_question()),
+    ('trec_eval_version', trec_eval_version()),
     ('err_max_grade', err_max_grade()),
     ('rbp_persistence', rbp_persistence()),
     ('qrels_version', qrels_version()),
-    ('bootstrap_resamples', integer_var('bootstrap_resamples', 1)),
-    ('bootstrap_seed', integer_var('bootstrap_seed', 0)),
+    ('bootstrap_resamples', integer_var('bootstrap_resamples', 1, 2147483647)),
+    ('bootstrap_seed', integer_var('bootstrap_seed', 0, 9223372036854775807)),
     ('min_judge_kappa', min_judge_kappa()),
 ]) %}
 {#- the regression gate's runs and measures: the vars', for the collection gated_collection_id only -#}
@@ -92,7 +103,7 @@ by_default as (
     select collections.collection_id, gate_defaults.setting, gate_defaults.value, 'var' as set_by
     from collections
     cross join gate_defaults
-    where collections.collection_id = {{ sql_string(var('gated_collection_id')) }}
+    where collections.collection_id = {{ sql_string(gated_collection()) }}
         and not exists (
             select 1 from own
             where own.collection_id = collections.collection_id and own.setting = gate_defaults.setting

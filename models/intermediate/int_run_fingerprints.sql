@@ -1,7 +1,7 @@
--- One row per run: a fingerprint of the data its rows in the per-run models are computed from (the run's
--- version, its collection's judgments, questions, question tags and own settings), with its parts and the collection's
--- baseline run. The per-run models add the baseline run's version, the settings and their own code, and
--- compare the result with what they recorded (macros/incremental_runs.sql) to find the runs to compute.
+-- One row per run: a fingerprint of everything but code its rows in the per-run models are computed from: the
+-- run's version, its collection's judgments, questions, question tags and settings, the baseline run's version,
+-- and the vars that change numbers with the measure registry (settings_version). Each per-run model adds the code
+-- behind it and its per-run parents' fingerprints (macros/incremental_runs.sql).
 
 with runs as (
     select * from {{ ref('stg_raw__runs') }}
@@ -64,11 +64,15 @@ versioned as (
 )
 
 select
-    collection_id,
-    run_id,
-    cast(md5(concat_ws('|', run_version, collection_version)) as string) as fingerprint,
-    cast(run_version as string) as run_version,
-    cast(collection_version as string) as collection_version,
-    cast(baseline_run_id as string) as baseline_run_id,
-    cast(judgments_hash as string) as judgments_hash
+    versioned.collection_id,
+    versioned.run_id,
+    cast(md5(concat_ws('|', versioned.run_version, versioned.collection_version, coalesce(baseline.run_version, 'none'),
+        '{{ settings_version() }}')) as string) as fingerprint,
+    cast(versioned.run_version as string) as run_version,
+    cast(versioned.collection_version as string) as collection_version,
+    cast(versioned.baseline_run_id as string) as baseline_run_id,
+    cast(versioned.judgments_hash as string) as judgments_hash
 from versioned
+left join runs as baseline
+    on versioned.collection_id = baseline.collection_id
+    and versioned.baseline_run_id = baseline.run_id

@@ -4,8 +4,12 @@
 -- n_ranked counts the judged docs only with judged_docs_only, and is_averaged follows its averaging
 -- (macros/run_question_measures.sql).
 
-with runs as (
-    {{ rows_of_planned_runs(ref('stg_raw__runs')) }}
+with runs_to_compute as (
+    {{ runs_to_compute(given_runs=ref('stg_raw__runs')) }}
+),
+
+runs as (
+    {{ rows_of_runs(ref('stg_raw__runs')) }}
 ),
 
 questions as (
@@ -17,13 +21,24 @@ settings as (
 ),
 
 rankings as (
-    {{ rows_of_planned_runs(ref('stg_raw__rankings')) }}
+    {{ rows_of_runs(ref('stg_raw__rankings')) }}
 ),
 
 judged_docs as (
-    {{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}
+    {{ rows_of_runs(ref('int_judged_docs_retrieved')) }}
 ),
 
 {{ run_questions_ctes('scaffolded', 'runs', 'questions', 'rankings', 'judged_docs', 'settings') }}
+,
 
-select * from scaffolded
+computed_rows as (
+    select * from scaffolded
+)
+
+select
+    computed_rows.*,
+    {{ computed_columns() }}
+from computed_rows
+inner join runs_to_compute
+    on computed_rows.collection_id = runs_to_compute.collection_id
+    and computed_rows.run_id = runs_to_compute.run_id

@@ -1,6 +1,6 @@
 """Settings per collection (retrieval_metrics/per_collection.py, int_collection_settings): one warehouse
 holds Docent on its seed's lesson preset (k = 1, 2, 3, baseline keyword_overlap, its golden tests green) and an
-imported collection on the trec-dl preset (k = 10, 100, 1000, relevance level 2) with baseline run0, built
+imported collection on the trec-dl-passage preset (k = 10, 100, 1000, relevance level 2) with baseline run0, built
 together in one build; its values equal pytrec_eval's under its settings, the scorecard leads with its headline;
 a changed setting recomputes that collection's runs only; bad settings are refused
 in one line, exit 2, nothing changed. Both collections have question tags (Docent's seed, gen's `import --tags`):
@@ -9,6 +9,7 @@ their per-tag means, intervals and comparisons equal a direct computation, and t
 from __future__ import annotations
 
 import csv
+import json
 import math
 import random
 from pathlib import Path
@@ -70,16 +71,16 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
             "import", "--collection", "gen", *judgments, "--run", str(run), "--run-id", f"run{number}"
         )
         assert imported.returncode == 0, imported.stderr
-    given = warehouse.cli("settings", "--collection", "gen", "--preset", "trec-dl", "--set", "baseline_run_id=run0",
+    given = warehouse.cli("settings", "--collection", "gen", "--preset", "trec-dl-passage", "--set", "baseline_run_id=run0",
                           "--set", "bootstrap_resamples=500")  # fmt: skip
     assert given.returncode == 0, given.stderr
     assert given.stdout.strip() == (
-        "retrieval-metrics settings: collection gen: preset trec-dl (set here); k_values 10, 100, 1000 (set here); "
-        "baseline_run_id run0 (set here); relevance_level 2 (set here); averaging all_questions (set here); "
-        "judged_docs_only false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); "
-        "ignore_identical_ids false (set here); "
-        "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
-        "gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
+        "retrieval-metrics settings: collection gen: preset trec-dl-passage (set here); k_values 10, 100, 1000 "
+        "(set here); averaging all_questions (set here); relevance_level 2 (set here); judged_docs_only false "
+        "(set here); ignore_identical_ids false (set here); max_docs_per_question none (set here); trec_eval_version "
+        "9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the "
+        "var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); baseline_run_id run0 (set "
+        "here); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
         "tie_rule trec_eval (set here)"
     )
     built = warehouse.cli("build")
@@ -99,11 +100,13 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
     ) == [("docent", "keyword_overlap", 1, "keyword_overlap"), ("gen", "run0", 1, "run0"), ("gen", "run1", 2, "run0")]
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
-                  '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [1, 2, 3], '
-                  '"preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1}',
+                  '"judged_docs_only": false, "k_values": [1, 2, 3], "max_docs_per_question": null, '
+                  '"preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1, '
+                  '"trec_eval_version": 9}',
         "gen": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
-               '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [10, 100, 1000], '
-               '"preset": "trec-dl", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 2}',
+               '"judged_docs_only": false, "k_values": [10, 100, 1000], "max_docs_per_question": null, '
+               '"preset": "trec-dl-passage", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 2, '
+               '"trec_eval_version": 9}',
     }  # fmt: skip
     assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
                           "from intermediate.int_collection_settings group by all order by all") == [
@@ -113,21 +116,22 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("docent", "gated_measures", ["ndcg_cut_2", "recall_2"], "var"),
         ("docent", "gated_run_ids", ["bm25", "keyword_normalized"], "var"),
         ("docent", "ignore_identical_ids", ["false"], "seed"),
-        ("docent", "iprec_rule", ["trec_eval_9"], "seed"), ("docent", "judged_docs_only", ["false"], "seed"),
-        ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "min_judge_kappa", ["none"], "var"),
+        ("docent", "judged_docs_only", ["false"], "seed"),
+        ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "max_docs_per_question", ["none"], "var"),
+        ("docent", "min_judge_kappa", ["none"], "var"),
         ("docent", "preset", ["lesson"], "seed"),
         ("docent", "qrels_version", ["latest"], "var"),
         ("docent", "rbp_persistence", ["0.9"], "var"), ("docent", "relevance_level", ["1"], "seed"),
-        ("docent", "tie_rule", ["doc_order"], "seed"),
+        ("docent", "tie_rule", ["doc_order"], "seed"), ("docent", "trec_eval_version", ["9"], "seed"),
         ("gen", "averaging", ["all_questions"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
         ("gen", "bootstrap_resamples", ["500"], "warehouse"), ("gen", "bootstrap_seed", ["20261203"], "var"),
         ("gen", "err_max_grade", ["4"], "var"), ("gen", "ignore_identical_ids", ["false"], "warehouse"),
-        ("gen", "iprec_rule", ["trec_eval_9"], "warehouse"), ("gen", "judged_docs_only", ["false"], "warehouse"),
-        ("gen", "k_values", ["10", "100", "1000"], "warehouse"), ("gen", "min_judge_kappa", ["none"], "var"),
-        ("gen", "preset", ["trec-dl"], "warehouse"),
+        ("gen", "judged_docs_only", ["false"], "warehouse"),
+        ("gen", "k_values", ["10", "100", "1000"], "warehouse"), ("gen", "max_docs_per_question", ["none"], "warehouse"),
+        ("gen", "min_judge_kappa", ["none"], "var"), ("gen", "preset", ["trec-dl-passage"], "warehouse"),
         ("gen", "qrels_version", ["latest"], "var"),
         ("gen", "rbp_persistence", ["0.9"], "var"), ("gen", "relevance_level", ["2"], "warehouse"),
-        ("gen", "tie_rule", ["trec_eval"], "warehouse"),
+        ("gen", "tie_rule", ["trec_eval"], "warehouse"), ("gen", "trec_eval_version", ["9"], "warehouse"),
     ]  # fmt: skip
 
 
@@ -160,8 +164,9 @@ def test_the_values_under_the_collections_settings_equal_pytrec_eval(two_collect
 
 
 def test_the_scorecard_leads_each_run_with_its_presets_headline(two_collections) -> None:
-    """gen's runs lead with trec-dl's nDCG@10, MAP and R@1000, the last two named with their relevance level;
-    Docent's block is the lesson's table, unchanged."""
+    """gen's runs lead with trec-dl-passage's nDCG@10, MAP and R@1000, the last two named with their relevance
+    level, and so are its Recall, Precision and MRR in the lesson's table and the report (NDCG is not: the level
+    does not change it); Docent's block is the lesson's table, unchanged."""
     warehouse = two_collections[0]
     with warehouse.connect() as con:
         lines = scorecard(con).splitlines()
@@ -178,9 +183,16 @@ def test_the_scorecard_leads_each_run_with_its_presets_headline(two_collections)
     for run in ("run0", "run1"):
         title = next(i for i, line in enumerate(lines) if line.startswith(f"gen / {run} "))
         assert lines[title + 1] == (
-            f"headline (trec-dl): ndcg_cut_10={means[(run, 'ndcg_cut_10')]}   map(rel=2)={means[(run, 'map')]}   "
-            f"recall_1000(rel=2)={means[(run, 'recall_1000')]}"
+            f"headline (trec-dl-passage): ndcg_cut_10={means[(run, 'ndcg_cut_10')]}   "
+            f"map(rel=2)={means[(run, 'map')]}   recall_1000(rel=2)={means[(run, 'recall_1000')]}"
         )
+        assert lines[title + 2].split() == ["k=10", f"Recall(rel=2)@10={means[(run, 'recall_10')].split()[0]}",
+                                            *means[(run, "recall_10")].split()[1:],
+                                            f"Precision(rel=2)@10={means[(run, 'P_10')].split()[0]}",
+                                            *means[(run, "P_10")].split()[1:],
+                                            f"NDCG@10={means[(run, 'ndcg_cut_10')].split()[0]}",
+                                            *means[(run, "ndcg_cut_10")].split()[1:]]
+        assert lines[title + 5] == f"MRR(rel=2) (rank-independent) = {means[(run, 'recip_rank')]}"
     docent = lines.index("docent / keyword_overlap  (retriever keyword_overlap, 9 questions)")
     assert lines[docent : docent + 5] == LESSON_SCORECARD.splitlines()
 
@@ -188,8 +200,12 @@ def test_the_scorecard_leads_each_run_with_its_presets_headline(two_collections)
         page, _ = report(con, "warehouse", "now")
     docent_section, gen_section = page[page.index('id="collection-docent"'):].split('id="collection-gen"')
     assert "Headline" not in docent_section
-    assert gen_section.index("<h3>Headline (trec-dl preset)</h3>") < gen_section.index("Leaderboard at each k")
+    assert gen_section.index("<h3>Headline (trec-dl-passage preset)</h3>") < gen_section.index("Leaderboard at each k")
     assert "<th>map(rel=2)</th>" in gen_section and 'class="headline" data-run="run1"' in gen_section
+    for label in ("Recall(rel=2)@10", "Precision(rel=2)@1000", "MRR(rel=2)", "MAP(rel=2)", "R-precision(rel=2)",
+                  "Hit(rel=2)@100", "NDCG@10", "Judged@10"):
+        assert f"<th>{label}</th>" in gen_section, label
+    assert "<th>Recall@" not in gen_section and "<th>Recall(rel" not in docent_section
 
 
 def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_path: Path) -> None:
@@ -199,7 +215,8 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
     assert warehouse.rows(
-        "select collection_id, run_id from build_state.run_plans where model_name = 'question_measures' order by all"
+        "select distinct collection_id, run_id from question_measures "
+        "where computed_at = (select max(computed_at) from run_means_by_qrels_version) order by all"
     ) == [("gen", "run0"), ("gen", "run1")]
     assert warehouse.rows("select distinct k from run_metrics where collection_id = 'gen' order by k") == [(10,), (20,)]
     assert (
@@ -208,22 +225,23 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
 
     # unset: the var's default again (k = 1, 3, 5, 10, 100), through the notebook's call; Docent keeps its seed's
     line = rm.collection_settings("gen", database=warehouse.db_path, k_values=None, relevance_level=None)
-    assert line == ("collection gen: preset trec-dl (set here); k_values 1, 3, 5, 10, 100 (the var's); baseline_run_id run0 "
-                    "(set here); relevance_level 1 (the var's); averaging all_questions (set here); judged_docs_only "
-                    "false (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); ignore_identical_ids false "
-                    "(set here); "
-                    "iprec_rule trec_eval_9 (set here); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 "
-                    "(the var's); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none "
-                    "(the var's); tie_rule trec_eval (set here)")  # fmt: skip
+    assert line == (  # the preset is kept with what no longer follows it
+        "collection gen: preset trec-dl-passage (overridden: k_values, relevance_level) (set here); k_values 1, 3, "
+        "5, 10, 100 (the var's); averaging all_questions (set here); relevance_level 1 (the var's); judged_docs_only "
+        "false (set here); ignore_identical_ids false (set here); max_docs_per_question none (set here); "
+        "trec_eval_version 9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); "
+        "qrels_version latest (the var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
+        "baseline_run_id run0 (set here); gated_run_ids none (not gated); gated_measures none (not gated); "
+        "min_judge_kappa none (the var's); tie_rule trec_eval (set here)"
+    )
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
-        "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); "
-        "baseline_run_id keyword_overlap (the seed's); "
-        "relevance_level 1 (the seed's); averaging all_questions (the seed's); judged_docs_only false (the seed's); "
-        "err_max_grade 4 (the seed's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); ignore_identical_ids false (the seed's); "
-        "iprec_rule trec_eval_9 (the seed's); "
-        "bootstrap_resamples 1000 (the var's); bootstrap_seed 20261203 (the var's); gated_run_ids bm25, "
-        "keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); min_judge_kappa none (the var's); "
-        "tie_rule doc_order (the seed's)"
+        "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); averaging all_questions (the "
+        "seed's); relevance_level 1 (the seed's); judged_docs_only false (the seed's); ignore_identical_ids false "
+        "(the seed's); max_docs_per_question none (the var's); trec_eval_version 9 (the seed's); err_max_grade 4 "
+        "(the seed's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); bootstrap_resamples 1000 "
+        "(the var's); bootstrap_seed 20261203 (the var's); baseline_run_id keyword_overlap (the seed's); "
+        "gated_run_ids bm25, keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); "
+        "min_judge_kappa none (the var's); tie_rule doc_order (the seed's)"
     )
 
 
@@ -237,12 +255,44 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
                     "averaging: retrieved_only}")
     assert dict(warehouse.rows("select distinct collection_id, evaluation_settings from run_measures")) == {
         "docent": '{"averaging": "all_questions", "err_max_grade": 4, "ignore_identical_ids": false, '
-                  '"iprec_rule": "trec_eval_9", "judged_docs_only": false, "k_values": [1, 2, 3], '
-                  '"preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1}',
+                  '"judged_docs_only": false, "k_values": [1, 2, 3], "max_docs_per_question": null, '
+                  '"preset": "lesson", "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 1, '
+                  '"trec_eval_version": 9}',
         "gen": '{"averaging": "retrieved_only", "err_max_grade": 4, "ignore_identical_ids": false, '
-               '"iprec_rule": "trec_eval_9", "judged_docs_only": true, "k_values": [4, 8], '
-               '"preset": null, "qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 3}',
+               '"judged_docs_only": true, "k_values": [4, 8], "max_docs_per_question": null, "preset": null, '
+               '"qrels_version": 0, "rbp_persistence": 0.9, "relevance_level": 3, "trec_eval_version": 9}',
     }  # fmt: skip
+
+
+def test_an_overridden_preset_and_a_setting_stored_under_its_old_name(two_collections, tmp_path: Path) -> None:
+    """A row stored as iprec_rule (an older warehouse's) is read as trec_eval_version, by the command and the
+    build; settings set otherwise than gen's preset are recorded beside its name, stored, listed and built into
+    run_measures; set back, the preset is plain again, and the version's change re-ranks the runs."""
+    warehouse = two_collections[0].copy(tmp_path)
+    with duckdb.connect(str(warehouse.db_path)) as con:
+        con.execute("delete from raw.collection_settings where collection_id = 'gen' and setting = 'trec_eval_version'")
+        con.execute("insert into raw.collection_settings values ('gen', 'iprec_rule', 'trec_eval_10')")
+    changed = warehouse.cli("settings", "--collection", "gen", "--set", "relevance_level=1")
+    assert changed.returncode == 0, changed.stderr
+    overridden = "trec-dl-passage (overridden: relevance_level, trec_eval_version)"
+    assert f"preset {overridden} (set here)" in changed.stdout and "trec_eval_version 10 (set here)" in changed.stdout
+    assert warehouse.rows("select value from raw.collection_settings where collection_id = 'gen' "
+                          "and setting = 'preset'") == [(overridden,)]  # fmt: skip
+    assert overridden in warehouse.cli("list").stdout
+    built = warehouse.cli("build")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert warehouse.rows("select preset, trec_eval_version, iprec_rule from intermediate.int_collection_evaluation_settings "
+                          "where collection_id = 'gen'") == [(overridden, 10, "trec_eval_10")]  # fmt: skip
+    assert {json.loads(settings)["preset"] for (settings,) in warehouse.rows(
+        "select distinct evaluation_settings from run_measures where collection_id = 'gen'")} == {overridden}  # fmt: skip
+    with warehouse.connect() as con:
+        assert f"headline ({overridden}): ndcg_cut_10=" in scorecard(con)
+    back = warehouse.cli("settings", "--collection", "gen", "--set", "relevance_level=2", "--set", "trec_eval_version=9")
+    assert back.returncode == 0, back.stderr
+    assert "preset trec-dl-passage (set here)" in back.stdout
+    assert "re-ranked 2 run(s) of gen from their stored scores by tie_rule trec_eval (trec_eval_version 9)" in back.stdout
+    assert warehouse.rows("select setting, value from raw.collection_settings where collection_id = 'gen' "
+                          "and setting in ('iprec_rule', 'trec_eval_version')") == [("trec_eval_version", "9")]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -255,12 +305,19 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
         (["--collection", "gen", "--set", "baseline_run_id=nope"],
          "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
         (["--collection", "gen", "--set", "relevance=2"],
-         "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, baseline_run_id, "
-         "relevance_level, averaging, judged_docs_only, err_max_grade, rbp_persistence, qrels_version, "
-         "ignore_identical_ids, iprec_rule, bootstrap_resamples, bootstrap_seed, gated_run_ids, gated_measures, "
-         "min_judge_kappa, tie_rule)"),
+         "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, averaging, "
+         "relevance_level, judged_docs_only, ignore_identical_ids, max_docs_per_question, trec_eval_version, "
+         "err_max_grade, rbp_persistence, qrels_version, bootstrap_resamples, bootstrap_seed, baseline_run_id, "
+         "gated_run_ids, gated_measures, min_judge_kappa, tie_rule)"),
         (["--collection", "gen", "--preset", "trec-dk"],
-         "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl, msmarco-passage, beir, trec-rag"),
+         "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl-passage, trec-dl-doc, trec-adhoc, "
+         "msmarco-passage, beir, trec-rag"),
+        (["--collection", "gen", "--set", "iprec_rule=trec_eval_10"],
+         "collection 'gen': setting iprec_rule is now trec_eval_version (trec_eval_9 is 9, trec_eval_10 is 10)"),
+        (["--collection", "gen", "--unset", "iprec_rule"],
+         "collection 'gen': setting iprec_rule is now trec_eval_version (trec_eval_9 is 9, trec_eval_10 is 10)"),
+        (["--collection", "gen", "--set", "trec_eval_version=11"],
+         "collection 'gen': setting trec_eval_version: '11' is not one of 9, 10"),
         (["--collection", "gen", "--set", "relevance_level=-1"],
          "collection 'gen': setting relevance_level: '-1' is not an integer >= 0"),
         (["--collection", "gen", "--set", "averaging=mean"],
@@ -269,6 +326,8 @@ def test_the_dbt_var_is_the_default_only_for_collections_without_their_own(two_c
          "collection 'gen': setting judged_docs_only: 'yes' is not true or false"),
         (["--collection", "gen", "--set", "err_max_grade=0"],
          "collection 'gen': setting err_max_grade: '0' is not an integer >= 1"),
+        (["--collection", "gen", "--set", "max_docs_per_question=0"],
+         "collection 'gen': setting max_docs_per_question: '0' is not none or an integer from 1 to 2147483647"),
         (["--collection", "gen", "--set", "rbp_persistence=1"],
          "collection 'gen': setting rbp_persistence: '1' is not a number between 0 and 1 (exclusive)"),
         (["--collection", "gen", "--set", "k_values"], "--set 'k_values' is not NAME=VALUE, e.g. --set k_values=10,100"),
@@ -369,7 +428,7 @@ def test_per_tag_means_and_intervals_equal_a_direct_computation(two_collections)
         assert ours[key][0] == n and ours[key][1] == pytest.approx(value, abs=1e-12), key
         if n < 2 or aggregation[measure_of[key[3]]] == "sum":
             assert ours[key][2:] == (None, None), key
-    # the intervals of one run's tag, every measure at once, as int_run_tag_measure_intervals resamples them
+    # the intervals of one run's tag, every measure at once, as run_measure_intervals resamples them
     bootstrap = {c: (r, s) for c, r, s in warehouse.rows("select collection_id, bootstrap_resamples, bootstrap_seed "
                                                          "from intermediate.int_collection_evaluation_settings")}
     assert bootstrap["gen"] == (500, bootstrap["docent"][1]) and bootstrap["docent"][0] == 1000  # each its own
@@ -488,7 +547,7 @@ def test_each_collection_gates_its_own_runs_on_its_own_measures(two_collections,
     fingerprints = warehouse.rows("select * from intermediate.int_run_fingerprints order by all")
     failed = warehouse.cli("build", "--select", "int_collection_settings", "question_comparisons")
     assert failed.returncode == 2 and "test no_regression_vs_baseline_" in failed.stderr, failed.stderr[-2000:]
-    assert warehouse.rows("select distinct collection_id, run_id, measure_name from dbt_test__audit.regression_gate"
-                          ) == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
+    assert warehouse.rows("select distinct collection_id, run_id, measure_name from dbt_test__audit.regression_gate "
+                          "order by all") == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
     # the gate changes no number: no run's fingerprint moved
     assert warehouse.rows("select * from intermediate.int_run_fingerprints order by all") == fingerprints

@@ -192,12 +192,13 @@ def test_the_randomization_test_samples_with_a_fixed_seed_when_not_exact(compare
     # 2^5 > 16 permutations: sampled, so the value depends on the seed and must be the same every build
     vars_ = VARS[:-1] + ", n_permutations: 16}"
     compared = compared.copy(tmp_path / "sampled")
-    # only the comparison tests read n_permutations: the rest of the copy is already built with VARS
-    compared.build("--select", "int_run_comparison_tests+", "--vars", vars_)
+    # only the comparison tests read n_permutations: the rest of the copy is already built with VARS; the runs'
+    # fingerprints (a view, compiled with the vars as every view is) are built with them
+    compared.build("--select", "int_run_fingerprints", "run_comparison_tests+", "--vars", vars_)
     first = compared.rows("select run_id, measure_name, randomization_p_value, n_permutations, is_exact_randomization "
                           "from run_comparisons where collection_id = 'pair' order by 1, 2")
     assert {row[3:] for row in first} == {(16, False)}
-    compared.build("--select", "int_run_comparison_tests+", "--vars", vars_, "--full-refresh")  # computed again
+    compared.build("--select", "int_run_fingerprints", "run_comparison_tests+", "--vars", vars_, "--full-refresh")  # computed again
     assert compared.rows("select run_id, measure_name, randomization_p_value, n_permutations, is_exact_randomization "
                          "from run_comparisons where collection_id = 'pair' order by 1, 2") == first
 

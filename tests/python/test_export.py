@@ -15,11 +15,13 @@ from retrieval_metrics.cli import main as cli
 from retrieval_metrics.export import TABLES
 from trec_reference import (
     TREC_RBP,
+    TREC_UNJ,
     Qrels,
     Settings,
     TrecRun,
     empty_ranking_values,
     trec_eval_rbp,
+    trec_eval_unj,
     trec_order,
     warehouse_inputs,
 )
@@ -30,11 +32,14 @@ KS = [1, 2, 3]
 # trec_eval's print order (te_trec_measures in its measures.c), for the measures the warehouse has; a measure
 # with cutoffs prints one line per cutoff, ascending; iprec_at_recall prints its 11 levels
 TREC_EVAL_ORDER = ["num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                   "iprec_at_recall", "P", "recall", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "success", "set_P",
-                   "set_recall", "set_F", "rbp", "rbp_resid"]  # fmt: skip
+                   "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg", "binG",
+                   "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
+                   "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid",
+                   "unj"]  # fmt: skip
 IPREC = "iprec_at_recall"
-ONLY_IN_ALL = {"num_q", "gm_map"}  # trec_eval -q prints these for `all` only
-COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}  # printed as integers ("%ld")
+FAMILIES = (IPREC, "Rprec_mult")  # a family of measures without a cutoff: iprec_at_recall_0.50, Rprec_mult_0.20
+ONLY_IN_ALL = {"num_q", "gm_map", "gm_bpref"}  # trec_eval -q prints these for `all` only
+COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}  # printed as integers ("%ld")
 RUN = ["--collection", "docent", "--run-id", "keyword_overlap"]
 # A graded collection where trec_eval's measures differ: several relevant docs and grades, grade 0 and negative
 # judgments, unjudged docs retrieved, a question nothing relevant is retrieved for, one with nothing relevant at
@@ -120,14 +125,16 @@ def test_files_round_trip_to_the_marts(built: Warehouse, tmp_path: Path, file_fo
     reader = "read_parquet('{}')"
     if file_format == "csv":  # a quoted empty field is an empty string, an unquoted one null: as COPY wrote them
         reader = "read_csv('{}', header = true, allow_quoted_nulls = false)"
-    if file_format == "jsonl":  # one object per row, its keys in the mart's column order
-        reader = "read_json('{}', format = 'newline_delimited')"
+    if file_format == "jsonl":  # one object per row, its keys in the mart's column order, read as the mart's types
+        reader = "read_json('{}', format = 'newline_delimited', columns = {})"
     with built.connect() as con:
         for table in TABLES:
             mart = con.execute(f"select * from main.{table} order by all")
             want_columns = [d[0] for d in mart.description]
             want = mart.fetchall()
-            exported = con.execute(f"select * from {reader.format(out / f'{table}.{file_format}')}")
+            types = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind, *_ in con.execute(
+                f"describe main.{table}").fetchall()) + "}"  # fmt: skip
+            exported = con.execute(f"select * from {reader.format(out / f'{table}.{file_format}', types)}")
             assert [d[0] for d in exported.description] == want_columns, table
             assert exported.fetchall() == want, table  # same values, same order
             assert want or table == "missed_relevant_docs"
@@ -160,7 +167,7 @@ def trec_eval_names(warehouse: Warehouse, collection_id: str, run_id: str) -> li
 
     def position(row: tuple) -> tuple[int, int, str]:  # iprec_at_recall_0.50 is in the family iprec_at_recall
         measure, k, name = row
-        family = IPREC if measure.startswith(f"{IPREC}_") else measure
+        family = next((family for family in FAMILIES if measure.startswith(f"{family}_")), measure)
         return (TREC_EVAL_ORDER.index(family), k or 0, name)
 
     return [name for *_, name in sorted(names, key=position)]
@@ -187,7 +194,7 @@ def test_trec_layout(graded: Warehouse, collection_id: str, run_id: str) -> None
     assert [m for m, qid, _ in rows[len(questions):] if qid == "all"] == ["num_q", *names]
     assert len(rows) == len(questions) + 1 + len(names)
     for measure, _, value in rows:
-        assert re.fullmatch(r"\d+" if measure in COUNTS else r"\d+\.\d{4}", value), (measure, value)
+        assert re.fullmatch(r"\d+" if measure in COUNTS else r"-?\d+\.\d{4}", value), (measure, value)  # utility < 0
 
 
 def test_trec_all_lines_are_run_measures(graded: Warehouse) -> None:
@@ -218,17 +225,20 @@ def pytrec_eval_values(con: duckdb.DuckDBPyConnection, collection_id: str, run_i
     ).fetchall():
         run.setdefault(question_id, {})[doc_id] = -float(rank)  # trec_eval's order is the warehouse's rank
     catalog = con.execute("select measure, takes_cutoff from measure_catalog where reference = 'trec_eval'").fetchall()
-    catalog = [(measure, takes_cutoff) for measure, takes_cutoff in catalog if measure not in TREC_RBP]  # not in pytrec_eval
+    catalog = [(measure, takes_cutoff) for measure, takes_cutoff in catalog
+               if measure not in [*TREC_RBP, TREC_UNJ]]  # not in pytrec_eval  # fmt: skip
     cutoffs = ",".join(map(str, KS))
-    measures = {  # pytrec_eval's iprec_at_recall gives all 11 levels
-        f"{measure}.{cutoffs}" if takes_cutoff else IPREC if measure.startswith(IPREC) else measure
+    measures = {  # pytrec_eval's iprec_at_recall gives all 11 levels, Rprec_mult all 10 multiples
+        f"{measure}.{cutoffs}" if takes_cutoff
+        else next((family for family in FAMILIES if measure.startswith(family)), measure)
         for measure, takes_cutoff in catalog
     }
     assert {measure.split(".")[0] for measure in measures} <= set(pytrec_eval.supported_measures)
     evaluated = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
     rankings = trec_order(run)
-    for question_id, values in evaluated.items():  # rbp: trec_eval 10.0's, transcribed (trec_reference.trec_eval_rbp)
+    for question_id, values in evaluated.items():  # rbp and unj: trec_eval 10.0's, transcribed (trec_reference)
         values.update(trec_eval_rbp(qrels[question_id], rankings[question_id], Settings().rbp_persistence))
+        values.update(trec_eval_unj(qrels[question_id], rankings[question_id], KS))
     averaged = [q for (q,) in con.execute(
         "select distinct question_id from question_measures where collection_id = ? and run_id = ? and is_averaged",
         [collection_id, run_id],
@@ -249,7 +259,7 @@ def test_trec_values_equal_pytrec_eval(graded: Warehouse, collection_id: str, ru
                 if m not in ONLY_IN_ALL}  # fmt: skip
     for measure in names:
         values = [reference[q][measure] for q in reference]
-        if measure == "gm_map":  # per question ln(max(AP, 1e-5)); `all`: exp of their mean
+        if measure in ("gm_map", "gm_bpref"):  # per question ln(max(AP, 1e-5)); `all`: exp of their mean
             total = math.exp(sum(values) / len(values))
         else:
             total = sum(values) if measure in COUNTS else sum(values) / len(values)  # trec_eval -c

@@ -1,5 +1,5 @@
-"""A per-run Python model's runs are recomputed when the package code it runs changes (retrieval_metrics/dbt_plugin.py,
-macros/incremental_runs.sql's package_version), and only then.
+"""A per-run Python model's runs are recomputed when the package code it runs changes (code_digest, in
+retrieval_metrics/dbt_plugin.py), and only then.
 
 The commands run in a child (outside the repo) whose PYTHONPATH puts a copy of the package first, as a user who pulls a new version
 of the project (or installs another one) runs it: the bootstrap's interval rule in the copy's stats.py changed,
@@ -21,9 +21,12 @@ from retrieval_metrics.dbt_plugin import imported_modules
 
 INTERVALS = ("select collection_id, run_id, measure_name, ci_low, ci_high from run_measures "
              "where ci_low is not null order by all")  # fmt: skip
-COMPUTED = "select model_name, collection_id, run_id, invocation_id from build_state.run_computations order by all"
-PYTHON_MODELS = {"int_run_measure_intervals", "int_run_tag_measure_intervals", "int_run_comparison_tests",
-                 "int_run_tag_comparison_tests"}  # fmt: skip
+PYTHON_MODELS = {"run_measure_intervals": "main", "run_comparison_tests": "main"}
+# (model, collection, run) -> the dbt invocation its rows carry, over the per-run models
+COMPUTED = " union all ".join(
+    f"select distinct '{model}', collection_id, run_id, invocation_id from {schema}.{model}"
+    for model, schema in sorted({**PYTHON_MODELS, "int_run_questions_measured": "intermediate"}.items())
+)
 
 
 def test_the_digest_follows_the_package_modules_a_module_imports() -> None:

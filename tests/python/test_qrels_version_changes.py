@@ -145,7 +145,7 @@ def test_history_survives_a_full_refresh_and_forgets_a_rewritten_run(versions: t
         "select question_id, doc_id, rank from raw.rankings where run_id = 'run1' and collection_id = 'gen'")))
     result = warehouse.cli("import", "--collection", "gen", "--run", str(run), "--run-id", "run0", "--build")
     assert result.returncode == 0, result.stderr
-    kept = warehouse.rows("select distinct run_id, qrels_version from build_state.run_means_by_qrels_version "
+    kept = warehouse.rows("select distinct run_id, qrels_version from run_means_by_qrels_version "
                           "where collection_id = 'gen' and run_id in ('run0', 'run1') order by all")  # fmt: skip
     assert kept == [("run0", 2), ("run1", 0), ("run1", 1), ("run1", 2)]  # run0 written again: its old means go
     assert not warehouse.rows("select 1 from qrels_version_changes where run_id = 'run0'")
@@ -175,7 +175,7 @@ def test_a_build_of_run_measures_without_its_parents_records_no_version(versions
         "order by all limit 5")))  # fmt: skip
     assert warehouse.cli("import", "--collection", "gen", "--judgments", str(labels)).returncode == 0
     assert warehouse.cli("build", "--select", "run_measures").returncode == 0
-    recorded = "select distinct qrels_version from build_state.run_means_by_qrels_version where collection_id = 'gen'"
+    recorded = "select distinct qrels_version from run_means_by_qrels_version where collection_id = 'gen'"
     assert sorted(warehouse.rows(recorded)) == [(0,), (1,), (2,)]
     assert warehouse.cli("build").returncode == 0
     assert sorted(warehouse.rows(recorded)) == [(0,), (1,), (2,), (3,)]

@@ -189,12 +189,14 @@ def test_the_serving_copy_is_written_for_older_duckdb_readers(lesson: Warehouse,
 
 
 def served(path: Path) -> dict[str, object]:
-    """Everything a serving copy holds: its tables' rows (sorted; a float's repr gives back its bits) and the
-    descriptions of its tables and columns; of its record of publication (when), only the build it names."""
+    """Everything a serving copy holds: its tables' rows (sorted; a float's repr gives back its bits; not which dbt
+    invocation computed a row, nor when) and the descriptions of its tables and columns; of its record of
+    publication (when), only the build it names."""
+    computed = "columns(lambda c: c not in ('invocation_id', 'computed_at'))"
     with duckdb.connect(str(path), read_only=True) as con:
         tables = con.execute("select schema_name, table_name, comment from duckdb_tables() order by all").fetchall()
         content: dict[str, object] = {
-            f"{schema}.{table}": sorted(map(repr, con.execute(f'select * from "{schema}"."{table}"').fetchall()))
+            f"{schema}.{table}": sorted(map(repr, con.execute(f'select {computed} from "{schema}"."{table}"').fetchall()))
             for schema, table, _ in tables if (schema, table) != ("_serving", "publication")
         }
         content["published from"] = con.execute("select build_database from _serving.publication").fetchall()

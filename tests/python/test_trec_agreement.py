@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytrec_eval
 
 from conftest import REPO_ROOT, Warehouse
 from retrieval_metrics.cli import main as cli
+from retrieval_metrics.export import trec_lines
 from trec_reference import (
     IPREC_AT_RECALL,
     MIN_GEO_MEAN,
@@ -34,12 +36,23 @@ from trec_reference import (
 KS = [1, 3, 5, 10]
 # trec_eval 10.0's test collection and its output of `trec_eval -m all_trec -q` (usnistgov/trec_eval, test/)
 TREC_EVAL_TEST = REPO_ROOT / "tests" / "data" / "trec_eval_10"
-IPREC_RULES = ["trec_eval_9", "trec_eval_10"]
+VERSIONS = ["9", "10"]  # trec_eval_version
+# trec_eval 10.0's `-q -m all_trec` on a random collection (tests/data/trec_eval_10/make_random.py), each output
+# file with the collection settings that are its options: averaging (-c), relevance_level (-l),
+# judged_docs_only (-J); every family's default cutoffs among k_values, trec_eval_version 10
+TREC_EVAL_RUNS = {
+    "out.random": {"averaging": "retrieved_only"},  # trec_eval 10.0 refuses a qrels question missing from the run
+    "out.random.c": {"averaging": "all_questions"},  # without -c: run on random.qrels without q05 (README.md)
+    "out.random.c.l2.J": {"averaging": "all_questions", "relevance_level": 2, "judged_docs_only": "true"},
+    "out.random.c.M10": {"averaging": "all_questions", "max_docs_per_question": 10},
+}
+ALL_TREC_CUTOFFS = "1,5,10,15,20,30,100,200,500,1000"  # success 1, 5, 10; P, recall, ... 5 .. 1000; unj 5, 10, 20
+NOT_MEASURES = {"runid", "relstring"}  # the run's name, and the first ranks' grades as a string
 PRINTED_4 = 5e-5 + 1e-12  # trec_eval prints 4 decimals
 READ = ["+question_metrics", "+run_metrics", "+question_measures", "+run_measures"]  # the marts checked here
 GRADES = [-2, -1, 0, 0, 1, 1, 2, 3, 4]
 # Every pair of (relevance level, -J, averaging) in five collections' own settings, one build; ERR's maximum grade
-# moved once; BEIR's ignore_identical_ids once.
+# moved once; BEIR's ignore_identical_ids once; trec_eval's -M once, with -J (-M cuts first).
 SETTINGS = [
     Settings(relevance_level=1, judged_docs_only=False, averaging="all_questions"),
     Settings(relevance_level=1, judged_docs_only=False, averaging="retrieved_only", err_max_grade=5),
@@ -47,6 +60,7 @@ SETTINGS = [
     Settings(relevance_level=2, judged_docs_only=False, averaging="retrieved_only"),
     Settings(relevance_level=2, judged_docs_only=True, averaging="all_questions"),
     Settings(relevance_level=1, judged_docs_only=False, averaging="retrieved_only", ignore_identical_ids=True),
+    Settings(relevance_level=1, judged_docs_only=True, averaging="all_questions", max_docs_per_question=4),
 ]
 
 
@@ -186,12 +200,24 @@ def imported(
                 given = ["--qrels", str(qrels)] if number == 0 else []
                 assert cli(["import", *collection, *given, "--run", str(run), "--run-id", f"run{number}", *db]) == 0
             assert cli(["settings", *collection, *settings.collection_settings(KS), *db]) == 0
-    for rule in IPREC_RULES:  # trec_eval 10.0's own test collection, under each iprec rule, as trec_eval runs it
-        collection = ["--collection", f"trec_eval_test-{rule}"]
+    for version in VERSIONS:  # trec_eval 10.0's own test collection, under each version, as trec_eval runs it
+        collection = ["--collection", f"trec_eval_test-{version}"]
         run = ["--run", str(TREC_EVAL_TEST / "results.test"), "--run-id", "STANDARD"]
         assert cli(["import", *collection, "--qrels", str(TREC_EVAL_TEST / "qrels.test"), *run, *db]) == 0
-        rule_and_averaging = ["--set", f"iprec_rule={rule}", "--set", "averaging=retrieved_only"]
-        assert cli(["settings", *collection, *rule_and_averaging, *db]) == 0
+        version_and_averaging = ["--set", f"trec_eval_version={version}", "--set", "averaging=retrieved_only"]
+        assert cli(["settings", *collection, *version_and_averaging, *db]) == 0
+    for version in VERSIONS:  # a run whose scores tie only as 32-bit floats, set to each version after its import
+        collection = ["--collection", f"float_ties-{version}"]
+        run = ["--run", str(TREC_EVAL_TEST / "float_ties.run"), "--run-id", "float_ties"]
+        assert cli(["import", *collection, "--qrels", str(TREC_EVAL_TEST / "float_ties.qrels"), *run, *db]) == 0
+        given = ["--set", f"k_values={ALL_TREC_CUTOFFS}", "--set", f"trec_eval_version={version}"]
+        assert cli(["settings", *collection, *given, *db]) == 0
+    for output, options in TREC_EVAL_RUNS.items():  # the random collection, once per trec_eval output
+        collection = ["--collection", f"trec_eval_{output.replace('.', '_')}"]
+        run = ["--run", str(TREC_EVAL_TEST / "random.run"), "--run-id", "random"]
+        assert cli(["import", *collection, "--qrels", str(TREC_EVAL_TEST / "random.qrels"), *run, *db]) == 0
+        given = {"k_values": ALL_TREC_CUTOFFS, "trec_eval_version": 10, **options}
+        assert cli(["settings", *collection, *[a for n, v in given.items() for a in ("--set", f"{n}={v}")], *db]) == 0
     warehouse.build("--select", *READ, "--indirect-selection", "cautious")
     return warehouse
 
@@ -228,10 +254,10 @@ def test_every_value_and_mean_equals_the_references(
 
 
 @pytest.mark.dbt
-def test_each_iprec_rule_equals_its_trec_eval(imported: Warehouse) -> None:
-    """iprec_at_recall_* and 11pt_avg, per question and over the run: under trec_eval_10, what trec_eval 10.0
-    prints for its own test collection (4 decimals); under trec_eval_9, pytrec_eval's (trec_eval 9), which
-    differs from trec_eval 10.0 on this run."""
+def test_each_trec_eval_version_counts_iprec_levels_as_its_trec_eval(imported: Warehouse) -> None:
+    """iprec_at_recall_* and 11pt_avg, per question and over the run: under version 10, what trec_eval 10.0
+    prints for its own test collection (4 decimals); under 9, pytrec_eval's (trec_eval 9), which differs from
+    trec_eval 10.0 on this run."""
     printed = {}
     for line in (TREC_EVAL_TEST / "out.test.aq").read_text().splitlines():
         measure, question_id, value = line.split()
@@ -239,14 +265,14 @@ def test_each_iprec_rule_equals_its_trec_eval(imported: Warehouse) -> None:
             printed[(question_id, measure)] = float(value)
     qrels, run = parse_qrels(TREC_EVAL_TEST / "qrels.test"), parse_run(TREC_EVAL_TEST / "results.test")
     trec_eval_9 = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall", "11pt_avg"}).evaluate(run)
-    for rule in IPREC_RULES:
+    for version in VERSIONS:
         ours = {(question_id, name): value for question_id, name, value in imported.rows(
             "select question_id, measure_name, value from question_measures where collection_id = ? "
             "and (measure like 'iprec_at_recall%' or measure = '11pt_avg') and is_averaged "
             "union all select 'all', measure_name, value from run_measures where collection_id = ? "
-            "and (measure like 'iprec_at_recall%' or measure = '11pt_avg')", [f"trec_eval_test-{rule}"] * 2)}  # fmt: skip
+            "and (measure like 'iprec_at_recall%' or measure = '11pt_avg')", [f"trec_eval_test-{version}"] * 2)}  # fmt: skip
         assert set(ours) == set(printed)
-        if rule == "trec_eval_10":
+        if version == "10":
             far = {key: (ours[key], value) for key, value in printed.items() if abs(ours[key] - value) > PRINTED_4}
             assert not far, far
         else:
@@ -255,6 +281,82 @@ def test_each_iprec_rule_equals_its_trec_eval(imported: Warehouse) -> None:
                     assert value == pytest.approx(trec_eval_9[question_id][name], abs=1e-12), (question_id, name)
             differ = [key for key, value in printed.items() if key[0] != "all" and abs(ours[key] - value) > PRINTED_4]
             assert differ == [("301", "iprec_at_recall_0.10"), ("302", "iprec_at_recall_0.60"), ("302", "11pt_avg")]
+
+
+def printed_lines(output: str) -> dict[tuple[str, str], str]:
+    """trec_eval's output file (tests/data/trec_eval_10) as {(measure, question or all): value as printed}."""
+    theirs = {}
+    for line in (TREC_EVAL_TEST / output).read_text().splitlines():
+        measure, question_id, value = line.split("\t")
+        if measure.strip() not in NOT_MEASURES:
+            theirs[(measure.strip(), question_id)] = value
+    return theirs
+
+
+def exported_lines(warehouse: Warehouse, collection_id: str, run_id: str) -> dict[tuple[str, str], str]:
+    """`export --format trec`'s lines of the run, as printed_lines reads trec_eval's."""
+    with warehouse.connect() as con:
+        lines = trec_lines(con, collection_id, run_id, 4)
+    return {(measure.strip(), question_id): value for measure, question_id, value in (l.split("\t") for l in lines)}
+
+
+@pytest.mark.dbt
+def test_trec_eval_version_10_keeps_double_scores_as_trec_eval_10(imported: Warehouse) -> None:
+    """A run whose scores differ only past a 32-bit float's precision (tests/data/trec_eval_10/make_float_ties.py):
+    under trec_eval_version 10 every line of the export is trec_eval 10.0's `-q -c -m all_trec`; under 9, the
+    scores tie as trec_eval 9 holds them, every value is pytrec_eval's, and most lines differ from trec_eval 10.0."""
+    theirs = printed_lines("out.float_ties.c")
+    ten = exported_lines(imported, "float_ties-10", "float_ties")
+    differ = {key: (ten.get(key), value) for key, value in theirs.items() if ten.get(key) != value}
+    assert not differ, f"{len(differ)} of {len(theirs)} lines differ: {dict(list(differ.items())[:20])}"
+    nine = exported_lines(imported, "float_ties-9", "float_ties")
+    assert sum(nine.get(key) != value for key, value in theirs.items()) > len(theirs) / 4
+    qrels, run = parse_qrels(TREC_EVAL_TEST / "float_ties.qrels"), parse_run(TREC_EVAL_TEST / "float_ties.run")
+    measures = {"map", "Rprec", "bpref", "recip_rank", "ndcg", "iprec_at_recall", "P.5,10,30", "ndcg_cut.5,10,30",
+                "recall.5,10,30", "success.1,5,10"}
+    reference = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    ours = {(question_id, name): value for question_id, name, value in imported.rows(
+        "select question_id, measure_name, value from question_measures where collection_id = 'float_ties-9' "
+        "and is_averaged")}  # fmt: skip
+    checked = 0
+    for question_id, values in reference.items():
+        for name, value in values.items():
+            assert ours[(question_id, name)] == pytest.approx(value, abs=1e-12), (question_id, name)
+            checked += 1
+    assert checked > 300
+
+
+@pytest.mark.dbt
+@pytest.mark.parametrize("output", list(TREC_EVAL_RUNS))
+def test_every_line_of_trec_eval_10_all_trec_is_the_export(imported: Warehouse, output: str) -> None:
+    """`retrieval-metrics export --format trec` prints every line trec_eval 10.0's `-q -m all_trec` prints (but
+    runid and relstring), as trec_eval prints it: all 34 families, per question and over the run, on a random
+    collection with ties, negative grades, unjudged documents and a question missing from the run."""
+    theirs = printed_lines(output)
+    ours = exported_lines(imported, f"trec_eval_{output.replace('.', '_')}", "random")
+    families = {re.sub(r"_[0-9.]+$", "", measure) for measure, _ in theirs}
+    assert len(families) == 35 and len({question_id for _, question_id in theirs}) > 10  # 34 and num_q
+    # Where trec_eval 10.0 differs from itself, the warehouse keeps one rule (docs/measures.md): under -J, an empty
+    # ranking's iprec_at_recall starts from 0 / 0 and prints nan (and so do their means); ours is 0, the value of
+    # an empty ranking everywhere else
+    undefined = {key for key, value in theirs.items() if value.strip() in ("nan", "-nan")}
+    for measure, question_id in sorted(undefined):
+        assert measure.startswith("iprec_at_recall_") or measure == "11pt_avg", (measure, question_id)
+        if question_id != "all":
+            assert (ours[(measure, question_id)], ours[("num_ret", question_id)]) == ("0.0000", "0")
+        else:
+            values = [0.0 if key in undefined else float(value) for key, value in theirs.items()
+                      if key[0] == measure and key[1] != "all"]  # fmt: skip
+            assert float(ours[(measure, "all")]) == pytest.approx(sum(values) / len(values), abs=PRINTED_4)
+    # ... and -c's num_rel over the run counts every judgment > 0, whatever -l; ours sums the questions' num_rel
+    if TREC_EVAL_RUNS[output]["averaging"] == "all_questions" and TREC_EVAL_RUNS[output].get("relevance_level", 1) != 1:
+        undefined.add(("num_rel", "all"))
+        positive = sum(int(line.split()[3]) > 0 for line in (TREC_EVAL_TEST / "random.qrels").read_text().splitlines())
+        assert int(theirs[("num_rel", "all")]) == positive
+        assert int(ours[("num_rel", "all")]) == sum(int(ours[key]) for key in theirs if key[0] == "num_rel" and key[1] != "all")
+    differ = {key: (ours.get(key), value) for key, value in theirs.items()
+              if ours.get(key) != value and key not in undefined}  # fmt: skip
+    assert not differ, f"{len(differ)} of {len(theirs)} lines differ: {dict(list(differ.items())[:20])}"
 
 
 @pytest.mark.dbt
@@ -270,7 +372,7 @@ def test_rbp_and_its_residual_equal_what_trec_eval_10_prints(imported: Warehouse
         "select question_id, measure_name, value from question_measures where collection_id = ? "
         "and measure in ('rbp', 'rbp_resid') and is_averaged union all select 'all', measure_name, value "
         "from run_measures where collection_id = ? and measure in ('rbp', 'rbp_resid')",
-        ["trec_eval_test-trec_eval_10"] * 2)}  # fmt: skip
+        ["trec_eval_test-10"] * 2)}  # fmt: skip
     assert set(ours) == set(printed) and len(printed) > 4
     far = {key: (ours[key], value) for key, value in printed.items() if abs(ours[key] - value) > PRINTED_4}
     assert not far, far
@@ -482,8 +584,8 @@ def test_references_of_a_hand_made_collection() -> None:
     reference = references(qrels, run, rankings, [1, 2], settings, questions={"q4"})
     assert set(reference.values) == {"q1", "q2", "q3", "q4"} and reference.averaged == {"q1", "q3"}
     missing = reference.values["q2"]  # not retrieved: the empty ranking
-    assert missing["num_rel"] == 1 and missing["gm_map"] == math.log(MIN_GEO_MEAN)
-    assert all(value == 0 for name, value in missing.items() if name not in {"num_rel", "gm_map"})
+    assert missing["num_rel"] == 1 and missing["gm_map"] == missing["gm_bpref"] == math.log(MIN_GEO_MEAN)
+    assert all(value == 0 for name, value in missing.items() if name not in {"num_rel", "gm_map", "gm_bpref"})
     q1 = reference.values["q1"]  # condensed to "a": the top
     assert (q1["num_ret"], q1["P_1"], q1["Judged@2"], q1["ERR@1"]) == (1, 1.0, 1.0, 3 / 16)
     assert q1["nDCG(dcg='exp-log2')@2"] == pytest.approx(3 / (3 + 1 / math.log2(3)), abs=1e-15)

@@ -148,18 +148,24 @@ def warehouse_inputs(con: duckdb.DuckDBPyConnection, collection_id: str, run_id:
 
 IPREC_AT_RECALL = [f"iprec_at_recall_{level / 10:.2f}" for level in range(11)]
 # trec_eval's printed names: measures of the whole ranking (k is null) ...
+# precision at the multiples 0.2 .. 2.0 of R (pytrec_eval's family Rprec_mult)
+RPREC_MULT = [f"Rprec_mult_{tenths / 10:.2f}" for tenths in range(2, 21, 2)]
 TREC_WHOLE_RANKING = [
     "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank", *IPREC_AT_RECALL,
-    "11pt_avg", "ndcg", "set_P", "set_recall", "set_F",
+    "infAP", "gm_bpref", *RPREC_MULT, "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "set_P",
+    "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
 ]  # fmt: skip
 # trec_eval 10.0's rank-biased precision and its residual, which pytrec_eval's trec_eval lacks: trec_eval_rbp
 TREC_RBP = ["rbp", "rbp_resid"]
 # ... and at a cutoff k, printed as P_5
-TREC_AT_K = ["P", "recall", "success", "ndcg_cut", "map_cut"]
+TREC_AT_K = ["P", "recall", "success", "ndcg_cut", "map_cut", "relative_P"]
+# trec_eval 10.0's share of unjudged docs at k, which pytrec_eval's trec_eval lacks: trec_eval_unj
+TREC_UNJ = "unj"
 # ir_measures' measures at a cutoff, named str(measure): Judged@5, ERR@5, nDCG(dcg='exp-log2')@5
 JUDGED, ERR, EXP_NDCG, RR = "Judged", "ERR", "nDCG(dcg='exp-log2')", "RR"
 IR_MEASURES_AT_K = [JUDGED, ERR, EXP_NDCG, RR]
-SUMMED = {"num_ret", "num_rel", "num_rel_ret"}  # trec_eval's `all` line sums these; gm_map: geometric mean
+SUMMED = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}  # trec_eval's `all` line sums these
+GEOMETRIC = {"gm_map", "gm_bpref"}  # exp of the mean of the per-question logs
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor under a question's AP in gm_map
 GDEVAL_MAX_JUDGMENT = 4
 PRINTED_PRECISION = 5e-6 + 1e-12  # gdeval prints 5 decimals: half a unit of the last one, and a float's breath
@@ -175,14 +181,16 @@ class Settings:
     err_max_grade: int = GDEVAL_MAX_JUDGMENT  # gdeval's $MAX_JUDGMENT
     ignore_identical_ids: bool = False  # BEIR's: the question's own id dropped from its ranking
     rbp_persistence: float = 0.9  # trec_eval 10.0's rbp.p
+    max_docs_per_question: int | None = None  # trec_eval -M: each ranking's top N only
 
     def collection_settings(self, ks: list[int]) -> list[str]:
         """`retrieval-metrics settings` arguments giving a collection these settings and cutoffs."""
         values = {
             "k_values": ",".join(map(str, ks)), "averaging": self.averaging, "relevance_level": self.relevance_level,
             "judged_docs_only": str(self.judged_docs_only).lower(), "err_max_grade": self.err_max_grade,
-            "ignore_identical_ids": str(self.ignore_identical_ids).lower(), "iprec_rule": "trec_eval_9",
+            "ignore_identical_ids": str(self.ignore_identical_ids).lower(), "trec_eval_version": 9,
             "rbp_persistence": self.rbp_persistence,
+            "max_docs_per_question": "none" if self.max_docs_per_question is None else self.max_docs_per_question,
         }  # fmt: skip
         return [argument for name, value in values.items() for argument in ("--set", f"{name}={value}")]
 
@@ -190,9 +198,11 @@ class Settings:
         """What run_measures.evaluation_settings records of these settings, as JSON."""
         return {
             "averaging": self.averaging, "err_max_grade": self.err_max_grade,
-            "ignore_identical_ids": self.ignore_identical_ids, "iprec_rule": "trec_eval_9",
-            "judged_docs_only": self.judged_docs_only, "k_values": ks, "preset": None, "qrels_version": 0,
+            "ignore_identical_ids": self.ignore_identical_ids,
+            "judged_docs_only": self.judged_docs_only, "k_values": ks,
+            "max_docs_per_question": self.max_docs_per_question, "preset": None, "qrels_version": 0,
             "rbp_persistence": self.rbp_persistence, "relevance_level": self.relevance_level,
+            "trec_eval_version": 9,
         }  # fmt: skip
 
     @property
@@ -201,18 +211,20 @@ class Settings:
         err = "" if self.err_max_grade == GDEVAL_MAX_JUDGMENT else f"-err_max_grade{self.err_max_grade}"
         identical = "-ignore_identical_ids" if self.ignore_identical_ids else ""
         rbp = "" if self.rbp_persistence == 0.9 else f"-rbp{self.rbp_persistence}"
-        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}{identical}{rbp}"
+        most = "" if self.max_docs_per_question is None else f"-M{self.max_docs_per_question}"
+        return f"level{self.relevance_level}-{judged}-{self.averaging}{err}{identical}{rbp}{most}"
 
     @property
     def is_default(self) -> bool:
         """The settings the wide tables' check (assert_matches_trec_eval) assumes: level 1, no -J, every id kept."""
-        return self.relevance_level == 1 and not self.judged_docs_only and not self.ignore_identical_ids
+        return (self.relevance_level == 1 and not self.judged_docs_only and not self.ignore_identical_ids
+                and self.max_docs_per_question is None)
 
 
 def measure_names(ks: list[int]) -> dict[str, int | None]:
     """Every measure_name question_measures has per question, with its k (None: no cutoff)."""
     names: dict[str, int | None] = dict.fromkeys(TREC_WHOLE_RANKING + TREC_RBP)
-    names.update({f"{measure}_{k}": k for measure in TREC_AT_K for k in ks})
+    names.update({f"{measure}_{k}": k for measure in [*TREC_AT_K, TREC_UNJ] for k in ks})
     names.update({f"{measure}@{k}": k for measure in IR_MEASURES_AT_K for k in ks})
     return names
 
@@ -231,7 +243,7 @@ def aggregation(measure_name: str) -> str:
     """How run_measures aggregates a measure over the averaged questions, as trec_eval's `all` line does."""
     if measure_name in SUMMED:
         return "sum"
-    return "geometric_mean" if measure_name == "gm_map" else "mean"
+    return "geometric_mean" if measure_name in GEOMETRIC else "mean"
 
 
 def trec_order(run: TrecRun) -> dict[str, list[str]]:
@@ -266,13 +278,16 @@ def judged_only(qrels: Qrels, rankings: dict[str, list[str]]) -> dict[str, list[
 def trec_eval_reference(qrels: Qrels, run: TrecRun, ks: list[int], settings: Settings) -> dict[str, dict[str, float]]:
     """pytrec_eval's values of every trec_eval measure, for the questions it evaluates (in qrels and run)."""
     cutoffs = ",".join(str(k) for k in ks)
-    measures = {name for name in TREC_WHOLE_RANKING if name not in IPREC_AT_RECALL}
-    measures |= {"iprec_at_recall"} | {f"{measure}.{cutoffs}" for measure in TREC_AT_K}
+    measures = {name for name in TREC_WHOLE_RANKING if name not in IPREC_AT_RECALL + RPREC_MULT}
+    measures |= {"iprec_at_recall", "Rprec_mult"} | {f"{measure}.{cutoffs}" for measure in TREC_AT_K}
     evaluator = pytrec_eval.RelevanceEvaluator(
         qrels, measures, relevance_level=settings.relevance_level, judged_docs_only_flag=settings.judged_docs_only
     )
     evaluated = evaluator.evaluate({question_id: docs for question_id, docs in run.items() if docs})
-    names = [name for name, k in measure_names(ks).items() if (k is None or "@" not in name) and name not in TREC_RBP]
+    names = [
+        name for name, k in measure_names(ks).items()
+        if (k is None or "@" not in name) and name not in TREC_RBP and measure_of(name, k) != TREC_UNJ
+    ]  # fmt: skip
     for question_id, values in evaluated.items():
         assert set(names) <= set(values), (question_id, set(names) - set(values))
         undefined = {name for name in names if not math.isfinite(values[name])}
@@ -310,11 +325,19 @@ def trec_eval_rbp(judgments: dict[str, int], ranking: list[str], p: float) -> di
     return {"rbp": (1.0 - p) * gained, "rbp_resid": cur_p + (1 - p) * unjudged_mass if unjudged else 0.0}
 
 
+def trec_eval_unj(judgments: dict[str, int], ranking: list[str], ks: list[int]) -> dict[str, float]:
+    """trec_eval 10.0's unj_k of one question (m_unjudged.c): the share of the top k without a grade >= 0 (not in
+    the qrels, or judged negative), ranks past the ranking counting as judged."""
+    return {
+        f"{TREC_UNJ}_{k}": sum(judgments.get(doc_id, -1) < 0 for doc_id in ranking[:k]) / k for k in ks
+    }
+
+
 def empty_ranking_values(judgments: dict[str, int], ks: list[int], settings: Settings) -> dict[str, float]:
     """Every measure on an empty ranking (trec_eval -c's value for a question the run does not have): 0, but
     gm_map = log(1e-5) and num_rel = the question's relevant docs."""
     values = dict.fromkeys(measure_names(ks), 0.0)
-    values["gm_map"] = math.log(MIN_GEO_MEAN)
+    values.update(dict.fromkeys(GEOMETRIC, math.log(MIN_GEO_MEAN)))
     values["num_rel"] = float(sum(grade >= settings.relevance_level for grade in judgments.values()))
     return values
 
@@ -407,10 +430,14 @@ def references(
     if settings.ignore_identical_ids:  # as BEIR does: out of the run (and the ranking), never out of the qrels
         run = {question_id: {d: score for d, score in docs.items() if d != question_id} for question_id, docs in run.items()}
         rankings = {question_id: [d for d in docs if d != question_id] for question_id, docs in rankings.items()}
+    if settings.max_docs_per_question is not None:  # trec_eval -M: the top N of the ranking (before -J)
+        rankings = {question_id: docs[: settings.max_docs_per_question] for question_id, docs in rankings.items()}
+        run = {question_id: {d: run[question_id][d] for d in docs} for question_id, docs in rankings.items()}
     evaluated = trec_eval_reference(qrels, run, ks, settings)
     judged_rankings = judged_only(qrels, rankings) if settings.judged_docs_only else rankings
     for question_id, values in evaluated.items():
         values.update(trec_eval_rbp(qrels[question_id], judged_rankings[question_id], settings.rbp_persistence))
+        values.update(trec_eval_unj(qrels[question_id], judged_rankings[question_id], ks))
     ir_values = ir_measures_reference(qrels, rankings, ks, settings)
     printed = ir_measures_reference(qrels, rankings, ks, settings, full_precision=False)
     values: dict[str, dict[str, float]] = {}

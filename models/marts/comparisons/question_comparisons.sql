@@ -3,7 +3,11 @@
 -- difference, and whether the question is a win, tie or loss for the run. Only questions both runs average
 -- are paired.
 
-with question_measures as (
+with runs_to_compute as (
+    {{ runs_to_compute(given_runs='question_measures') }}
+),
+
+question_measures as (
     select * from {{ ref('question_measures') }}
     where is_averaged
         and measure in (
@@ -22,7 +26,7 @@ baselines as (
 
 -- the runs this build computes (macros/incremental_runs.sql); the baseline's values are read whatever it plans
 candidates as (
-    {{ rows_of_planned_runs('question_measures') }}
+    {{ rows_of_runs('question_measures') }}
 ),
 
 paired as (
@@ -46,24 +50,34 @@ paired as (
         and candidate.question_id = baseline.question_id
         and candidate.measure_name = baseline.measure_name
     where candidate.run_id <> baseline.run_id
+),
+
+computed_rows as (
+    select
+        collection_id,
+        run_id,
+        baseline_run_id,
+        question_id,
+        measure,
+        k,
+        measure_name,
+        run_value,
+        baseline_value,
+        difference,
+        cast(
+            case
+                when difference > {{ tie_tolerance() }} then 'win'
+                when difference < -{{ tie_tolerance() }} then 'loss'
+                else 'tie'
+            end as string
+        ) as outcome
+    from paired
 )
 
 select
-    collection_id,
-    run_id,
-    baseline_run_id,
-    question_id,
-    measure,
-    k,
-    measure_name,
-    run_value,
-    baseline_value,
-    difference,
-    cast(
-        case
-            when difference > {{ tie_tolerance() }} then 'win'
-            when difference < -{{ tie_tolerance() }} then 'loss'
-            else 'tie'
-        end as string
-    ) as outcome
-from paired
+    computed_rows.*,
+    {{ computed_columns() }}
+from computed_rows
+inner join runs_to_compute
+    on computed_rows.collection_id = runs_to_compute.collection_id
+    and computed_rows.run_id = runs_to_compute.run_id

@@ -1,30 +1,11 @@
 -- One row per (collection, pair of qrels versions, run, measure name): the run's value at both versions, for
 -- every two versions of the collection's judgments a build measured the run on under its current settings
--- (recorded by run_measures' post-hook: macros/qrels_version_history.sql), with the run's place in the
+-- (run_means_by_qrels_version), with the run's place in the
 -- leaderboard of the measure at each (value descending, then run id; among the runs measured at both).
 
-{%- set history = source('build_state', 'run_means_by_qrels_version') %}
 with recorded as (
-    {%- if execute and runs_computed_incrementally() %}
     select collection_id, run_id, run_version, qrels_version, settings_key, measure, k, measure_name, value
-    from {{ history }}
-    {%- else %}
-    -- Spark keeps no build state: the current version only, so no pair of versions
-    select
-        measures.collection_id,
-        measures.run_id,
-        runs.run_version,
-        {{ measured_qrels_version('measures.evaluation_settings') }} as qrels_version,
-        {{ qrels_history_settings_key('measures.evaluation_settings') }} as settings_key,
-        measures.measure,
-        measures.k,
-        measures.measure_name,
-        measures.value
-    from {{ ref('run_measures') }} as measures
-    inner join {{ ref('int_run_fingerprints') }} as runs
-        on measures.collection_id = runs.collection_id
-        and measures.run_id = runs.run_id
-    {%- endif %}
+    from {{ ref('run_means_by_qrels_version') }}
 ),
 
 -- the runs as they are now, under the settings they have now

@@ -1,12 +1,16 @@
 -- One row per (collection, run, k, question, relevant doc) where the relevant doc is NOT in the run's top k:
 -- where it sits instead, which docs outranked it, and what the question's shortfall costs the run's means.
 
-with question_metrics as (
-    {{ rows_of_planned_runs(ref('question_metrics')) }}
+with runs_to_compute as (
+    {{ runs_to_compute(given_runs=ref('question_metrics')) }}
+),
+
+question_metrics as (
+    {{ rows_of_runs(ref('question_metrics')) }}
 ),
 
 run_metrics as (
-    {{ rows_of_planned_runs(ref('run_metrics')) }}
+    {{ rows_of_runs(ref('run_metrics')) }}
 ),
 
 questions as (
@@ -22,11 +26,11 @@ relevant_judgments as (  -- at the collection's relevance level
 ),
 
 judged_retrieved as (
-    {{ rows_of_planned_runs(ref('int_judged_docs_retrieved')) }}
+    {{ rows_of_runs(ref('int_judged_docs_retrieved')) }}
 ),
 
 rankings as (
-    {{ rows_of_planned_runs(ref('stg_raw__rankings')) }}
+    {{ rows_of_runs(ref('stg_raw__rankings')) }}
 ),
 
 relevant_docs_at_k as (
@@ -96,50 +100,60 @@ outranking as (
         and outranking_prefixes.rank = least(
             coalesce(missed.doc_rank - 1, missed.n_retrieved), {{ var('max_outranking_docs_listed') }}
         )
+),
+
+computed_rows as (
+    select
+        missed.collection_id,
+        missed.run_id,
+        missed.k,
+        missed.question_id,
+        questions.question_text,
+        missed.doc_id,
+        missed.relevance,
+        missed.doc_rank,
+        cast(coalesce(missed.doc_rank - 1, missed.n_retrieved) as integer) as n_outranking_docs,
+        outranking.outranking_doc_ids,
+        missed.doc_matched_terms,
+        outranking.outranking_matches,
+        missed.doc_id
+            || coalesce(' (rank ' || cast(missed.doc_rank as string) || ')', ' (not retrieved)')
+            || coalesce(' [' || missed.doc_matched_terms || ']', '')
+            || coalesce(' was outranked by ' || outranking.outranking_matches, '') as explanation,
+        missed.question_recall,
+        missed.question_ndcg,
+        run_metrics.n_questions,
+        run_metrics.recall as run_recall,
+        run_metrics.ndcg as run_ndcg,
+        cast(case when missed.is_averaged then (1.0 - missed.question_recall) / run_metrics.n_questions end as double)
+            as recall_cost,
+        -- recovered from the rounded mean, so held in [0, 1]
+        cast(case when missed.is_averaged and run_metrics.n_questions > 1 then {{ clamped(
+            '(run_metrics.recall * run_metrics.n_questions - missed.question_recall) / (run_metrics.n_questions - 1)',
+            0.0, 1.0) }}
+        end as double) as run_recall_without_question,
+        cast(case when missed.is_averaged then (1.0 - missed.question_ndcg) / run_metrics.n_questions end as double)
+            as ndcg_cost
+    from missed
+    inner join questions
+        on missed.collection_id = questions.collection_id
+        and missed.question_id = questions.question_id
+    inner join run_metrics
+        on missed.collection_id = run_metrics.collection_id
+        and missed.run_id = run_metrics.run_id
+        and missed.k = run_metrics.k
+    left join outranking
+        on missed.collection_id = outranking.collection_id
+        and missed.run_id = outranking.run_id
+        and missed.k = outranking.k
+        and missed.question_id = outranking.question_id
+        and missed.doc_id = outranking.doc_id
 )
 
 select
-    missed.collection_id,
-    missed.run_id,
-    missed.k,
-    missed.question_id,
-    questions.question_text,
-    missed.doc_id,
-    missed.relevance,
-    missed.doc_rank,
-    cast(coalesce(missed.doc_rank - 1, missed.n_retrieved) as integer) as n_outranking_docs,
-    outranking.outranking_doc_ids,
-    missed.doc_matched_terms,
-    outranking.outranking_matches,
-    missed.doc_id
-        || coalesce(' (rank ' || cast(missed.doc_rank as string) || ')', ' (not retrieved)')
-        || coalesce(' [' || missed.doc_matched_terms || ']', '')
-        || coalesce(' was outranked by ' || outranking.outranking_matches, '') as explanation,
-    missed.question_recall,
-    missed.question_ndcg,
-    run_metrics.n_questions,
-    run_metrics.recall as run_recall,
-    run_metrics.ndcg as run_ndcg,
-    cast(case when missed.is_averaged then (1.0 - missed.question_recall) / run_metrics.n_questions end as double)
-        as recall_cost,
-    -- recovered from the rounded mean, so held in [0, 1]
-    cast(case when missed.is_averaged and run_metrics.n_questions > 1 then {{ clamped(
-        '(run_metrics.recall * run_metrics.n_questions - missed.question_recall) / (run_metrics.n_questions - 1)',
-        0.0, 1.0) }}
-    end as double) as run_recall_without_question,
-    cast(case when missed.is_averaged then (1.0 - missed.question_ndcg) / run_metrics.n_questions end as double)
-        as ndcg_cost
-from missed
-inner join questions
-    on missed.collection_id = questions.collection_id
-    and missed.question_id = questions.question_id
-inner join run_metrics
-    on missed.collection_id = run_metrics.collection_id
-    and missed.run_id = run_metrics.run_id
-    and missed.k = run_metrics.k
-left join outranking
-    on missed.collection_id = outranking.collection_id
-    and missed.run_id = outranking.run_id
-    and missed.k = outranking.k
-    and missed.question_id = outranking.question_id
-    and missed.doc_id = outranking.doc_id
+    computed_rows.*,
+    {{ computed_columns() }}
+from computed_rows
+inner join runs_to_compute
+    on computed_rows.collection_id = runs_to_compute.collection_id
+    and computed_rows.run_id = runs_to_compute.run_id

@@ -2,16 +2,24 @@
 -- named as its reference prints it (P_10, ndcg_cut_10, bpref, iprec_at_recall_0.50, Judged@10), long, so that
 -- a BI tool charts any measure with one query. k is null for the measures of the whole ranking.
 
-with whole_ranking as (
-    {{ rows_of_planned_runs(ref('int_run_questions_measured')) }}
+with runs_to_compute as (
+    {{ runs_to_compute(given_runs=ref('int_run_questions_measured')) }}
+),
+
+measured as (
+    {{ rows_of_runs(ref('int_run_questions_measured')) }}
+),
+
+whole_ranking as (
+    select * from measured where k is null
 ),
 
 at_k as (
-    {{ rows_of_planned_runs(ref('int_run_questions_measured_at_k')) }}
+    select * from measured where k is not null
 ),
 
 run_questions as (
-    {{ rows_of_planned_runs(ref('int_run_questions_scaffolded')) }}
+    {{ rows_of_runs(ref('int_run_questions_scaffolded')) }}
 ),
 
 {% for at_k_measures in [false, true] %}
@@ -59,19 +67,29 @@ unpivoted as (
         end as value
     from at_k
     cross join at_k_measures
+),
+
+computed_rows as (
+    select
+        unpivoted.collection_id,
+        unpivoted.run_id,
+        unpivoted.question_id,
+        cast(unpivoted.measure as string) as measure,
+        cast(unpivoted.k as integer) as k,
+        cast(unpivoted.measure_name as string) as measure_name,
+        cast(unpivoted.value as double) as value,
+        run_questions.is_averaged
+    from unpivoted
+    inner join run_questions
+        on unpivoted.collection_id = run_questions.collection_id
+        and unpivoted.run_id = run_questions.run_id
+        and unpivoted.question_id = run_questions.question_id
 )
 
 select
-    unpivoted.collection_id,
-    unpivoted.run_id,
-    unpivoted.question_id,
-    cast(unpivoted.measure as string) as measure,
-    cast(unpivoted.k as integer) as k,
-    cast(unpivoted.measure_name as string) as measure_name,
-    cast(unpivoted.value as double) as value,
-    run_questions.is_averaged
-from unpivoted
-inner join run_questions
-    on unpivoted.collection_id = run_questions.collection_id
-    and unpivoted.run_id = run_questions.run_id
-    and unpivoted.question_id = run_questions.question_id
+    computed_rows.*,
+    {{ computed_columns() }}
+from computed_rows
+inner join runs_to_compute
+    on computed_rows.collection_id = runs_to_compute.collection_id
+    and computed_rows.run_id = runs_to_compute.run_id

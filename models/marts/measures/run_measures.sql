@@ -1,13 +1,14 @@
--- besides the hooks of every per-run model: keep the means of each qrels version measured
-{{ config(post_hook="{{ record_run_means_by_qrels_version() }}") }}
-
 -- One row per (collection, run, measure[, k]): the run's value of every measure of the registry over its
 -- averaged questions (the collection's averaging), with a 95% bootstrap interval, and the settings it was computed with.
 -- Aggregations as trec_eval's `all` line: the mean, the sum (num_ret, num_rel, num_rel_ret), or the geometric
 -- mean (gm_map: exp of the mean of the per-question ln(max(AP, 0.00001))). Sums run in question_id order.
 
-with question_measures as (
-    select * from ({{ rows_of_planned_runs(ref('question_measures')) }}) as planned_rows
+with runs_to_compute as (
+    {{ runs_to_compute(given_runs=ref('question_measures')) }}
+),
+
+question_measures as (
+    select * from ({{ rows_of_runs(ref('question_measures')) }}) as planned_rows
     where is_averaged
 ),
 
@@ -16,7 +17,7 @@ catalog as (
 ),
 
 intervals as (
-    {{ rows_of_planned_runs(ref('int_run_measure_intervals')) }}
+    select * from ({{ rows_of_runs(ref('run_measure_intervals')) }}) as interval_rows where tag is null
 ),
 
 settings as (
@@ -50,26 +51,36 @@ aggregated as (
     from totals
     inner join catalog
         on totals.measure = catalog.measure
+),
+
+computed_rows as (
+    select
+        aggregated.collection_id,
+        aggregated.run_id,
+        cast(aggregated.measure as string) as measure,
+        cast(aggregated.k as integer) as k,
+        cast(aggregated.measure_name as string) as measure_name,
+        cast({{ measure_label('aggregated.measure_name', 'aggregated.uses_relevance_level', 'settings.relevance_level') }}
+            as string) as measure_label,
+        cast(aggregated.aggregation as string) as aggregation,
+        cast(aggregated.n_questions as integer) as n_questions,
+        cast(aggregated.value as double) as value,
+        cast(intervals.ci_low as double) as ci_low,
+        cast(intervals.ci_high as double) as ci_high,
+        cast(settings.evaluation_settings as string) as evaluation_settings
+    from aggregated
+    inner join settings
+        on aggregated.collection_id = settings.collection_id
+    left join intervals
+        on aggregated.collection_id = intervals.collection_id
+        and aggregated.run_id = intervals.run_id
+        and aggregated.measure_name = intervals.measure_name
 )
 
 select
-    aggregated.collection_id,
-    aggregated.run_id,
-    cast(aggregated.measure as string) as measure,
-    cast(aggregated.k as integer) as k,
-    cast(aggregated.measure_name as string) as measure_name,
-    cast({{ measure_label('aggregated.measure_name', 'aggregated.uses_relevance_level', 'settings.relevance_level') }}
-        as string) as measure_label,
-    cast(aggregated.aggregation as string) as aggregation,
-    cast(aggregated.n_questions as integer) as n_questions,
-    cast(aggregated.value as double) as value,
-    cast(intervals.ci_low as double) as ci_low,
-    cast(intervals.ci_high as double) as ci_high,
-    cast(settings.evaluation_settings as string) as evaluation_settings
-from aggregated
-inner join settings
-    on aggregated.collection_id = settings.collection_id
-left join intervals
-    on aggregated.collection_id = intervals.collection_id
-    and aggregated.run_id = intervals.run_id
-    and aggregated.measure_name = intervals.measure_name
+    computed_rows.*,
+    {{ computed_columns() }}
+from computed_rows
+inner join runs_to_compute
+    on computed_rows.collection_id = runs_to_compute.collection_id
+    and computed_rows.run_id = runs_to_compute.run_id
