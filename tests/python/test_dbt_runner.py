@@ -84,3 +84,28 @@ def test_the_next_build_in_the_process_reopens_the_file_and_writes_run_results(o
         assert node_failures(started, database) == []
         with duckdb.connect(str(database)) as con:  # a writer between two builds, as rm.write_run is
             con.execute("create or replace table raw_rows as select 1 as x")
+
+
+def test_a_build_runs_on_the_parse_load_made(one_model_project: Path) -> None:
+    """dbtRunner(manifest=) builds what `load` parsed, without parsing again (what saves the notebook's next loop
+    dbt's parse): a model changed on disk after `load` is built as it was parsed; a new load sees the change."""
+    database = one_model_project
+    model = database.parent / "project" / "models" / "two.sql"
+    dbt = InProcessDbt(database)
+    dbt.load()
+    model.write_text("select x + 41 as x from {{ ref('one') }}\n")
+    assert dbt.build([]).passed
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute("select x from two").fetchall() == [(2,)], "dbt parsed the project again"
+    dbt.load()
+    assert dbt.build([]).passed
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute("select x from two").fetchall() == [(42,)]
+
+
+def test_release_database_before_any_command() -> None:
+    """In a process where dbt has not opened a file yet (a build stopped before its first connection), there is
+    nothing to release, and release_database() says nothing."""
+    code = "from retrieval_metrics.dbt_runner import release_database; release_database(); print('released')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "released"), done.stderr
