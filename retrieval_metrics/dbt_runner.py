@@ -238,8 +238,8 @@ def release_database() -> None:
     keep_open: one connection for all of a build's nodes, not one per node), so that the serving copy can be
     published and this process or another can open the file; dbt-duckdb opens it again at its next command.
     Through dbt-duckdb's connection manager (its environment, and the environment's close), not documented API:
-    keep_open: false, the documented way, costs the notebook's next loop more than 10% (docs/speed.md), and
-    tests/python/test_dbt_runner.py fails if a dbt-duckdb upgrade breaks this."""
+    keep_open: false, the documented way, costs a forced build 1.23-1.33x and a notebook's first build
+    1.19-1.22x (benchmarks/dbt-internals.md); tests/python/test_dbt_runner.py fails if an upgrade breaks this."""
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
     try:
