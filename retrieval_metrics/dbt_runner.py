@@ -242,8 +242,9 @@ def release_database() -> None:
     1.19-1.22x (benchmarks/dbt-internals.md); tests/python/test_dbt_runner.py fails if an upgrade breaks this."""
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
+    opened = DuckDBConnectionManager.env  # looked up outside the try: a dbt-duckdb without it fails loudly
     try:
-        environment = DuckDBConnectionManager.env()
+        environment = opened()
     except Exception:  # dbt-duckdb's own (a bare Exception) when no command opened the file in this process
         return
     environment.close()
