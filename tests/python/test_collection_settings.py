@@ -81,7 +81,7 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
         "9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the "
         "var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); baseline_run_id run0 (set "
         "here); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
-        "tie_rule trec_eval (set here)"
+        "tie_rule trec_eval (set here); measures none (the default); user_measures none (the default)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -232,7 +232,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "trec_eval_version 9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); "
         "qrels_version latest (the var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
         "baseline_run_id run0 (set here); gated_run_ids none (not gated); gated_measures none (not gated); "
-        "min_judge_kappa none (the var's); tie_rule trec_eval (set here)"
+        "min_judge_kappa none (the var's); tie_rule trec_eval (set here); measures none (the default); user_measures none (the default)"
     )
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
         "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); averaging all_questions (the "
@@ -241,7 +241,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "(the seed's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); bootstrap_resamples 1000 "
         "(the var's); bootstrap_seed 20261203 (the var's); baseline_run_id keyword_overlap (the seed's); "
         "gated_run_ids bm25, keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); "
-        "min_judge_kappa none (the var's); tie_rule doc_order (the seed's)"
+        "min_judge_kappa none (the var's); tie_rule doc_order (the seed's); measures none (the default); user_measures none (the default)"
     )
 
 
@@ -308,7 +308,7 @@ def test_an_overridden_preset_and_a_setting_stored_under_its_old_name(two_collec
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, averaging, "
          "relevance_level, judged_docs_only, ignore_identical_ids, max_docs_per_question, trec_eval_version, "
          "err_max_grade, rbp_persistence, qrels_version, bootstrap_resamples, bootstrap_seed, baseline_run_id, "
-         "gated_run_ids, gated_measures, min_judge_kappa, tie_rule)"),
+         "gated_run_ids, gated_measures, min_judge_kappa, tie_rule, measures, user_measures)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl-passage, trec-dl-doc, trec-adhoc, "
          "msmarco-passage, beir, trec-rag"),
