@@ -20,6 +20,7 @@ import ast
 import hashlib
 import importlib.util
 import re
+import threading
 from pathlib import Path
 
 import duckdb
@@ -29,6 +30,9 @@ PACKAGE = "retrieval_metrics"
 FUNCTION = "code_digest"
 REF = re.compile(r"""\bref\(\s*['"]([A-Za-z0-9_]+)['"]\s*\)""")
 IMPORT = re.compile(r"(?m)^(?:from|import) +(retrieval_metrics(?:[.][A-Za-z0-9_]+)*)")
+# dbt runs models on threads, each of which may ask for a digest; ast.parse on two threads at once can fail in
+# CPython 3.11 ("AST constructor recursion depth mismatch", python/cpython#106905): one parse at a time
+PARSING = threading.Lock()
 
 
 def project_dir() -> Path:
@@ -66,7 +70,9 @@ def imported_modules(modules: list[str]) -> list[str]:
         if module in seen:
             continue
         seen.add(module)
-        for node in ast.parse(source_of(module)).body:
+        with PARSING:
+            tree = ast.parse(source_of(module))
+        for node in tree.body:
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -222,29 +222,15 @@ class InProcessDbt:
 
         os.environ["RETRIEVAL_DB"] = str(self.database)
         try:
-            # --no-write-json, and run_results.json written here: after every build dbt would also write
-            # manifest.json again (0.5-0.7 s of CPU in a Docent build), the one `load`'s parse wrote plus the
-            # compiled SQL that run_results.json carries too
-            args = self.args("build", "--no-write-json", *quiet_unless_shown(), *dbt_args)
+            # the manifest `load` parsed, reused as dbt's programmatic invocations document (dbtRunner(manifest=));
+            # dbt writes its artifacts as a `dbt build` does (run_results.json: node_failures reads it)
+            args = self.args("build", *quiet_unless_shown(), *dbt_args)
             result = dbtRunner(manifest=self.manifest).invoke(args)
         finally:
             release_database()
-        write_run_results(result.result)
         if result.exception is None:
             return BuildOutcome(bool(result.success))
         return BuildOutcome(False, error_line(str(result.exception)) or type(result.exception).__name__)
-
-
-def write_run_results(results: object) -> None:
-    """dbt's run_results.json of a build, where dbt writes it: its target path (--target-path or $DBT_TARGET_PATH,
-    relative to the project), else target_path()."""
-    from dbt.artifacts.schemas.run import RunExecutionResult
-
-    if isinstance(results, RunExecutionResult):
-        given = results.args.get("target_path")
-        path = (project_dir() / given if given else target_path()) / "run_results.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        results.write(str(path))
 
 
 @dataclass(frozen=True)
@@ -259,10 +245,15 @@ class BuildOutcome:
 def release_database() -> None:
     """Close the DuckDB file that dbt-duckdb keeps open in this process after a dbt command (the profile's
     keep_open: one connection for all of a build's nodes, not one per node), so that the serving copy can be
-    published and this process or another can open the file."""
+    published and this process or another can open the file; dbt-duckdb opens it again at its next command.
+    Through dbt-duckdb's connection manager (its environment, and the environment's close), not documented API:
+    keep_open: false, the documented way, costs a forced build 1.23-1.33x and a notebook's first build
+    1.19-1.22x (benchmarks/dbt-internals.md); tests/python/test_dbt_runner.py fails if an upgrade breaks this."""
     from dbt.adapters.duckdb.connections import DuckDBConnectionManager
 
-    with DuckDBConnectionManager._LOCK:
-        if DuckDBConnectionManager._ENV is not None:
-            DuckDBConnectionManager._ENV.close()
-            DuckDBConnectionManager._ENV = None
+    opened = DuckDBConnectionManager.env  # looked up outside the try: a dbt-duckdb without it fails loudly
+    try:
+        environment = opened()
+    except Exception:  # dbt-duckdb's own (a bare Exception) when no command opened the file in this process
+        return
+    environment.close()
