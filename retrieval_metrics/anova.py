@@ -10,9 +10,11 @@ A measure whose values do not vary (residuals within TIE_TOLERANCE) has no F, p-
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 TIE_TOLERANCE = 1e-12  # as retrieval_metrics.stats: differences this small are float noise
 HSD_BATCH = 1000  # permutations drawn per call of the generator: the draws depend on it
@@ -99,30 +101,37 @@ def tukey_hsd_p_values(run_means: np.ndarray, table: Anova) -> np.ndarray | None
     return np.asarray(stats.studentized_range.sf(q, table.n_runs, table.df_residual), dtype=float)
 
 
-def hsd_draws(n_runs: int, n_questions: int, n_permutations: int, seed: int) -> np.ndarray:
-    """The randomized Tukey HSD's permutations: n_permutations x questions x runs run indices, each question's
-    runs shuffled on its own (rng.permuted of arange(n_runs) along the last axis, HSD_BATCH permutations per
-    call of np.random.default_rng(seed)). Permutation b gives run r question q's value of run draws[b, q, r]."""
+def hsd_draws(n_runs: int, n_questions: int, n_permutations: int, seed: int) -> Iterator[np.ndarray]:
+    """The randomized Tukey HSD's permutations, in chunks (permutations x questions x runs run indices): each
+    permutation one call of rng.permuted(an n_questions x n_runs array of arange(n_runs), axis=-1) of
+    np.random.default_rng(seed), each question's runs shuffled on its own. Permutation b gives run r, at question
+    q, the value of run draws[b, q, r]."""
     rng = np.random.default_rng(seed)
-    batches = []
-    for start in range(0, n_permutations, HSD_BATCH):
-        size = min(HSD_BATCH, n_permutations - start)
-        batches.append(rng.permuted(np.broadcast_to(np.arange(n_runs), (size, n_questions, n_runs)), axis=-1))
-    return np.concatenate(batches)
+    runs = np.broadcast_to(np.arange(n_runs, dtype=np.int32), (n_questions, n_runs))
+    step = max(1, GATHERED_VALUES // (n_questions * n_runs))
+    for start in range(0, n_permutations, step):
+        yield np.stack([rng.permuted(runs, axis=-1) for _ in range(min(step, n_permutations - start))])
 
 
-def permuted_ranges(values: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """For each permutation of `draws` (hsd_draws), the range of the runs' means (largest minus smallest) over the
-    permuted `values` (runs x questions)."""
-    b, n, m = draws.shape
-    by_question = values.T  # questions x runs
-    ranges = np.empty(b)
-    step = max(1, GATHERED_VALUES // (n * m))
-    for start in range(0, b, step):
-        part = draws[start : start + step]
-        means = by_question[np.arange(n)[None, :, None], part].sum(axis=1) / n  # permutations x runs
-        ranges[start : start + step] = means.max(axis=1) - means.min(axis=1)
-    return ranges
+def permuted_ranges(matrices: np.ndarray, n_permutations: int, seed: int) -> np.ndarray:
+    """For each measure of `matrices` (measures x runs x questions) and each permutation of hsd_draws (the same
+    permutations for every measure), the range of the runs' means (largest minus smallest) over the permuted
+    values: measures x permutations."""
+    count, m, n = matrices.shape
+    by_question = matrices.transpose(0, 2, 1)  # measures x questions x runs
+    ranges, questions = [], np.arange(n)[None, :, None]
+    for draws in hsd_draws(m, n, n_permutations, seed):
+        step = max(1, GATHERED_VALUES // (len(draws) * n * m))
+        for first in range(0, count, step):
+            means = by_question[first : first + step][:, questions, draws].sum(axis=2) / n  # measures x b x runs
+            ranges.append((first, means.max(axis=2) - means.min(axis=2)))
+    result = np.empty((count, n_permutations))
+    filled = np.zeros(count, dtype=int)
+    for first, part in ranges:
+        rows = slice(first, first + len(part))
+        result[rows, filled[first] : filled[first] + part.shape[1]] = part
+        filled[rows] += part.shape[1]
+    return result
 
 
 def randomized_tukey_p_values(run_means: np.ndarray, ranges: np.ndarray) -> np.ndarray:
@@ -239,3 +248,226 @@ def questions_needed_anova(difference: float, variance: float, n_runs: int, alph
     observations = _solved(lambda total: anova_power(effect, total, n_runs, alpha), power,
                           2.0 * n_runs, 64.0 * n_runs)
     return math.ceil(observations / n_runs - 1e-9)
+
+
+# the columns of run_pair_tests, measure_anova, run_letter_groups and measure_questions_needed, with their SQL types
+KEY_TYPES = {"collection_id": "string", "measure_name": "string", "measure": "string", "k": "integer"}
+PAIR_TYPES = {**KEY_TYPES, "run_id": "string", "other_run_id": "string", "n_runs": "integer",
+              "n_questions": "integer", "run_mean": "double", "other_run_mean": "double",
+              "mean_difference": "double", "difference_ci_low": "double", "difference_ci_high": "double",
+              "effect_size": "double", "tukey_hsd_p_value": "double", "randomized_tukey_hsd_p_value": "double",
+              "hsd_permutations": "integer", "alpha": "double", "is_significant": "boolean"}  # fmt: skip
+ANOVA_TYPES = {**KEY_TYPES, "n_runs": "integer", "n_questions": "integer",
+               **{f"{stat}_{source}": sql_type for source in ("runs", "questions")
+                  for stat, sql_type in (("ss", "double"), ("df", "integer"), ("ms", "double"), ("f", "double"),
+                                         ("p", "double"))},
+               "ss_residual": "double", "df_residual": "integer", "residual_variance": "double", "alpha": "double",
+               "power": "double", "detectable_difference_t": "double", "detectable_difference_anova": "double",
+               "n_pairs": "integer", "n_significant_pairs": "integer",
+               "discriminative_power": "double"}  # fmt: skip
+LETTER_TYPES = {**KEY_TYPES, "run_id": "string", "n_runs": "integer", "n_questions": "integer",
+                "run_mean": "double", "mean_rank": "integer", "letters": "string", "alpha": "double"}  # fmt: skip
+NEEDED_TYPES = {**KEY_TYPES, "target_difference": "double", "n_runs": "integer", "n_questions": "integer",
+                "residual_variance": "double", "alpha": "double", "power": "double",
+                "questions_needed_t": "integer", "questions_needed_anova": "integer"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Family:
+    """The runs of one collection compared on one measure name over the questions they all average: their
+    values (runs x questions, runs and questions sorted by id) and the two-way ANOVA of them."""
+
+    collection_id: str
+    measure_name: str
+    measure: str
+    k: int | None
+    run_ids: list[str]
+    question_ids: list[str]
+    values: np.ndarray
+    table: Anova
+
+    @property
+    def run_means(self) -> np.ndarray:
+        return self.values.mean(axis=1)
+
+
+@dataclass(frozen=True)
+class CollectionSettings:
+    """A collection's settings for the all-pairs tests (int_collection_settings' rows)."""
+
+    alpha: float
+    power: float
+    hsd_permutations: int
+    target_differences: tuple[float, ...]
+
+
+def collection_settings(settings: pd.DataFrame) -> dict[str, CollectionSettings]:
+    """Each collection's all-pairs settings from int_collection_settings' rows (collection_id, setting, value)."""
+    found: dict[str, CollectionSettings] = {}
+    for collection_id, rows in settings.groupby("collection_id", sort=True):
+        values = rows.groupby("setting")["value"].apply(list).to_dict()
+        found[str(collection_id)] = CollectionSettings(
+            float(values["alpha"][0]), float(values["power"][0]), int(values["hsd_permutations"][0]),
+            tuple(sorted(float(value) for value in values["target_differences"])))  # fmt: skip
+    return found
+
+
+def families(measured: pd.DataFrame) -> Iterator[Family]:
+    """The families of `measured` (rows: collection_id, run_id, question_id, measure_name, measure, k, value; the
+    averaged questions): per (collection, measure name), the runs over the questions every one of them averages.
+    None for fewer than two runs or two such questions."""
+    measured = measured.sort_values(["collection_id", "measure_name", "run_id", "question_id"], kind="mergesort")
+    for (collection_id, measure_name), rows in measured.groupby(["collection_id", "measure_name"], sort=True):
+        grid = rows.pivot(index="run_id", columns="question_id", values="value").dropna(axis=1)
+        if grid.shape[0] < 2 or grid.shape[1] < 2:
+            continue
+        values = grid.to_numpy(dtype=float)
+        k = rows["k"].iloc[0]
+        yield Family(str(collection_id), str(measure_name), str(rows["measure"].iloc[0]),
+                     None if pd.isna(k) else int(k), [str(r) for r in grid.index], [str(q) for q in grid.columns],
+                     values, anova(values))  # fmt: skip
+
+
+def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], seed: int) -> pd.DataFrame:
+    """run_pair_tests' rows: every pair of runs of every family (run_id before other_run_id by id), with the
+    difference of their means (run minus other), its 95% paired t interval, the effect size (the difference
+    over sqrt(MS_residual)), Tukey's HSD p-value, the randomized Tukey HSD p-value (the collection's
+    hsd_permutations, `seed`; every measure of a collection with as many runs and questions sees the same
+    permutations) and whether the randomized p-value is below the collection's alpha."""
+    from scipy import stats
+
+    found = list(families(measured))
+    rows: list[dict[str, object]] = []
+    by_shape: dict[tuple[str, int, int], list[Family]] = {}
+    for family in found:
+        by_shape.setdefault((family.collection_id, *family.values.shape), []).append(family)
+    for (collection_id, m, n), group in by_shape.items():
+        own = settings[collection_id]
+        ranges = permuted_ranges(np.stack([family.values for family in group]), own.hsd_permutations, seed)
+        i, j = pairs(m)
+        half_width = stats.t.ppf(0.975, n - 1)
+        for family, family_ranges in zip(group, ranges, strict=True):
+            means, table = family.run_means, family.table
+            tukey = tukey_hsd_p_values(means, table)
+            randomized = randomized_tukey_p_values(means, family_ranges)
+            if not np.ptp(family.values) > TIE_TOLERANCE:
+                randomized = np.full(len(i), np.nan)  # no variance: nulls
+            differences = family.values[i] - family.values[j]  # pairs x questions
+            mean_difference = means[i] - means[j]
+            margin = half_width * differences.std(axis=1, ddof=1) / math.sqrt(n)
+            effect = mean_difference / math.sqrt(table.ms_residual) if table.varies else np.full(len(i), np.nan)
+            for pair in range(len(i)):
+                rows.append({
+                    "collection_id": collection_id, "measure_name": family.measure_name, "measure": family.measure,
+                    "k": family.k, "run_id": family.run_ids[i[pair]], "other_run_id": family.run_ids[j[pair]],
+                    "n_runs": m, "n_questions": n, "run_mean": means[i[pair]], "other_run_mean": means[j[pair]],
+                    "mean_difference": mean_difference[pair],
+                    "difference_ci_low": mean_difference[pair] - margin[pair],
+                    "difference_ci_high": mean_difference[pair] + margin[pair],
+                    "effect_size": effect[pair],
+                    "tukey_hsd_p_value": None if tukey is None else tukey[pair],
+                    "randomized_tukey_hsd_p_value": randomized[pair], "hsd_permutations": own.hsd_permutations,
+                    "alpha": own.alpha,
+                    "is_significant": None if np.isnan(randomized[pair]) else bool(randomized[pair] < own.alpha),
+                })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(PAIR_TYPES))
+
+
+def anova_tables(measured: pd.DataFrame, settings: dict[str, CollectionSettings],
+                 pair_rows: pd.DataFrame) -> pd.DataFrame:  # fmt: skip
+    """measure_anova's rows: per family, the two-way ANOVA table, the residual variance, the smallest
+    difference the questions detect at the collection's alpha and power (paired t-test of two runs; ANOVA over
+    all the runs: the range of their means), and discriminative power: the share of the pairs (`pair_rows`,
+    run_pair_tests') whose randomized Tukey HSD p-value is below alpha."""
+    keys = ["collection_id", "measure_name"]
+    significant = pair_rows.assign(tested=pair_rows["is_significant"].notna(),
+                                   hit=pair_rows["is_significant"].fillna(False).astype(bool))  # fmt: skip
+    counts = significant.groupby(keys)[["tested", "hit"]].sum()
+    rows = []
+    for family in families(measured):
+        own, table = settings[family.collection_id], family.table
+        variance = table.ms_residual if table.varies else None
+        m, n = family.values.shape
+        tested, hit = counts.loc[(family.collection_id, family.measure_name)] if (
+            family.collection_id, family.measure_name) in counts.index else (0, 0)  # fmt: skip
+        rows.append({
+            "collection_id": family.collection_id, "measure_name": family.measure_name, "measure": family.measure,
+            "k": family.k, "n_runs": m, "n_questions": n,
+            "ss_runs": table.ss_runs, "df_runs": table.df_runs, "ms_runs": table.ms_runs, "f_runs": table.f_runs,
+            "p_runs": table.p_runs, "ss_questions": table.ss_questions, "df_questions": table.df_questions,
+            "ms_questions": table.ms_questions, "f_questions": table.f_questions, "p_questions": table.p_questions,
+            "ss_residual": table.ss_residual, "df_residual": table.df_residual, "residual_variance": variance,
+            "alpha": own.alpha, "power": own.power,
+            "detectable_difference_t": None if variance is None
+            else detectable_difference_t(variance, n, own.alpha, own.power),
+            "detectable_difference_anova": None if variance is None
+            else detectable_difference_anova(variance, m, n, own.alpha, own.power),
+            "n_pairs": m * (m - 1) // 2, "n_significant_pairs": int(hit) if tested else None,
+            "discriminative_power": hit / tested if tested else None,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(ANOVA_TYPES))
+
+
+def letter_rows(pair_rows: pd.DataFrame) -> pd.DataFrame:
+    """run_letter_groups' rows: per family, each run's mean, its rank by mean (1 = best; equal means, equal
+    rank) and its letters (letter_groups of the pairs significant under the randomized Tukey HSD at alpha;
+    a family whose values do not vary: every run 'a')."""
+    rows = []
+    for (collection_id, measure_name), family in pair_rows.groupby(["collection_id", "measure_name"], sort=True):
+        run_ids = sorted(set(family["run_id"]) | set(family["other_run_id"]))
+        index = {run_id: position for position, run_id in enumerate(run_ids)}
+        means = np.empty(len(run_ids))
+        means[[index[r] for r in family["run_id"]]] = family["run_mean"].to_numpy(dtype=float)
+        means[[index[r] for r in family["other_run_id"]]] = family["other_run_mean"].to_numpy(dtype=float)
+        significant = np.zeros(len(run_ids) * (len(run_ids) - 1) // 2, dtype=bool)
+        i, j = pairs(len(run_ids))
+        position = {(a, b): p for p, (a, b) in enumerate(zip(i, j, strict=True))}
+        for run_id, other, flag in zip(family["run_id"], family["other_run_id"], family["is_significant"],
+                                       strict=True):  # fmt: skip
+            significant[position[(index[run_id], index[other])]] = bool(flag) if pd.notna(flag) else False
+        letters = letter_groups(means, significant)
+        first = family.iloc[0]
+        for run, run_id in enumerate(run_ids):
+            rows.append({"collection_id": collection_id, "measure_name": measure_name, "measure": first["measure"],
+                         "k": first["k"], "run_id": run_id, "n_runs": len(run_ids),
+                         "n_questions": first["n_questions"], "run_mean": means[run],
+                         "mean_rank": 1 + int(np.sum(means > means[run] + TIE_TOLERANCE)), "letters": letters[run],
+                         "alpha": first["alpha"]})  # fmt: skip
+    return pd.DataFrame(rows, columns=list(LETTER_TYPES))
+
+
+def questions_needed(tables: pd.DataFrame, settings: dict[str, CollectionSettings]) -> pd.DataFrame:
+    """measure_questions_needed's rows: per family (measure_anova's rows) and each of the collection's
+    target_differences, the questions a paired t-test of two runs and the ANOVA over all the runs need to
+    detect it at the collection's alpha and power, the residual variance taken as the family's (null: none)."""
+    rows = []
+    for table in tables.itertuples(index=False):
+        own = settings[table.collection_id]
+        variance = None if pd.isna(table.residual_variance) else float(table.residual_variance)
+        for difference in own.target_differences:
+            rows.append({
+                "collection_id": table.collection_id, "measure_name": table.measure_name, "measure": table.measure,
+                "k": table.k, "target_difference": difference, "n_runs": table.n_runs,
+                "n_questions": table.n_questions, "residual_variance": variance, "alpha": own.alpha,
+                "power": own.power,
+                "questions_needed_t": None if variance is None
+                else questions_needed_t(difference, variance, own.alpha, own.power),
+                "questions_needed_anova": None if variance is None
+                else questions_needed_anova(difference, variance, int(table.n_runs), own.alpha, own.power),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(NEEDED_TYPES))
+
+
+VALUE_COLUMNS = ["collection_id", "run_id", "question_id", "measure_name", "measure", "k", "value"]
+
+
+def compared_values(dbt: object) -> pd.DataFrame:
+    """question_measures' averaged values of the compared measures (measure_catalog.is_compared), as pandas: what
+    run_pair_tests and measure_anova read (their files name both parents)."""
+    from retrieval_metrics.dbt_python import to_pandas
+
+    catalog = to_pandas(dbt.ref("measure_catalog"))  # type: ignore[attr-defined]
+    names = catalog.loc[catalog["is_compared"].astype(bool), "measure"]
+    listed = ", ".join("'" + str(name).replace("'", "''") + "'" for name in names) or "null"
+    measured = dbt.ref("question_measures").filter(f"is_averaged and measure in ({listed})")  # type: ignore[attr-defined]
+    return to_pandas(measured)[VALUE_COLUMNS]
