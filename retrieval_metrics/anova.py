@@ -179,14 +179,23 @@ def letter_groups(run_means: np.ndarray, significant: np.ndarray) -> list[str]:
 
 def paired_t_power(effect_size: float, n: float, alpha: float) -> float:
     """The power of a two-sided paired (one-sample) t-test of n pairs at `alpha` for a standardized difference
-    `effect_size` (statsmodels' TTestPower)."""
-    from scipy import stats
+    `effect_size` (statsmodels' TTestPower). Where scipy's noncentral t gives no number (few questions, a large
+    effect), the same probability by integration over the chi-square: E[Phi(nc - c sqrt(V / df)) + Phi(-nc -
+    c sqrt(V / df))], V ~ chi2(df)."""
+    from scipy import integrate, stats
 
     df = n - 1
     critical = stats.t.isf(alpha / 2, df)
     noncentrality = effect_size * math.sqrt(n)
     power = float(stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality))
-    return 1.0 if math.isnan(power) and noncentrality > critical else power  # scipy's nct gives up far out
+    if math.isnan(power):
+        def density(v: float) -> float:
+            scale = critical * math.sqrt(v / df)
+            return float((stats.norm.cdf(noncentrality - scale) + stats.norm.cdf(-noncentrality - scale))
+                         * stats.chi2.pdf(v, df))  # fmt: skip
+
+        power = float(integrate.quad(density, 0, np.inf, limit=200)[0])
+    return min(1.0, power)
 
 
 def anova_power(effect_size: float, n_observations: float, n_groups: int, alpha: float) -> float:
@@ -196,7 +205,8 @@ def anova_power(effect_size: float, n_observations: float, n_groups: int, alpha:
 
     df_groups, df_error = n_groups - 1, n_observations - n_groups
     critical = stats.f.isf(alpha, df_groups, df_error)
-    return float(stats.ncf.sf(critical, df_groups, df_error, effect_size**2 * n_observations))
+    power = float(stats.ncf.sf(critical, df_groups, df_error, effect_size**2 * n_observations))
+    return 1.0 if math.isnan(power) else power  # scipy's ncf gives up far out
 
 
 def _solved(power_of: object, target: float, low: float, high: float) -> float:
@@ -220,13 +230,27 @@ def detectable_difference_t(variance: float, n: int, alpha: float, power: float)
     return effect * math.sqrt(2 * variance)
 
 
+def fewest(power_of: object, target: float, low: int) -> int:
+    """The least integer n >= low with power_of(n) (increasing in n) >= target: the continuous solution of
+    statsmodels' solve_power, rounded up."""
+    if power_of(low) >= target:  # type: ignore[operator]
+        return low
+    high = low * 2
+    while power_of(high) < target:  # type: ignore[operator]
+        low, high = high, high * 2
+    while high - low > 1:  # power_of(low) < target <= power_of(high)
+        middle = (low + high) // 2
+        low, high = (middle, high) if power_of(middle) < target else (low, middle)  # type: ignore[operator]
+    return high
+
+
 def questions_needed_t(difference: float, variance: float, alpha: float, power: float) -> int | None:
-    """The fewest questions a two-sided paired t-test needs to detect `difference` at `alpha` with `power` (the
-    continuous solution, rounded up: statsmodels' TTestPower.solve_power)."""
+    """The fewest questions a two-sided paired t-test needs to detect `difference` at `alpha` with `power` (at least
+    2; statsmodels' TTestPower.solve_power, rounded up)."""
     if not variance > 0 or not difference > 0:
         return None
     effect = difference / math.sqrt(2 * variance)
-    return math.ceil(_solved(lambda n: paired_t_power(effect, n, alpha), power, 2.0 + 1e-9, 64.0) - 1e-9)
+    return fewest(lambda n: paired_t_power(effect, n, alpha), power, 2)
 
 
 def detectable_difference_anova(variance: float, n_runs: int, n: int, alpha: float, power: float) -> float | None:
@@ -245,9 +269,7 @@ def questions_needed_anova(difference: float, variance: float, n_runs: int, alph
     if not variance > 0 or not difference > 0 or n_runs < 2:
         return None
     effect = difference / math.sqrt(2 * n_runs * variance)
-    observations = _solved(lambda total: anova_power(effect, total, n_runs, alpha), power,
-                          2.0 * n_runs, 64.0 * n_runs)
-    return math.ceil(observations / n_runs - 1e-9)
+    return fewest(lambda n: anova_power(effect, n_runs * n, n_runs, alpha), power, 2)
 
 
 # the columns of run_pair_tests, measure_anova, run_letter_groups and measure_questions_needed, with their SQL types
