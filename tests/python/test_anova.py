@@ -23,6 +23,7 @@ from scipy import stats
 from conftest import Warehouse, warehouse_checksums
 from retrieval_metrics import anova
 from retrieval_metrics.cli import main as cli
+from retrieval_metrics.scorecard import scorecard
 
 COLLECTION = "twelve"
 N_QUESTIONS = 50
@@ -265,6 +266,26 @@ def test_the_marts_on_the_generated_collection(lesson: Warehouse, tmp_path: Path
         assert count == anova.questions_needed_t(difference, variance, 0.05, 0.8)
         assert anova.paired_t_power(difference / math.sqrt(2 * variance), count, 0.05) >= 0.8
         assert anova.paired_t_power(difference / math.sqrt(2 * variance), count - 1, 0.05) < 0.8
+
+    # the leaderboard serves NDCG@k's letters; the scorecard shows the groups and the questions needed
+    leaderboard = warehouse.rows("select run_id, ndcg_letters from run_leaderboard where collection_id = ? "
+                                 "order by run_position", [COLLECTION])  # fmt: skip
+    ndcg_letters = dict(warehouse.rows("select run_id, letters from run_letter_groups where collection_id = ? "
+                                       "and measure_name = 'ndcg_cut_10'", [COLLECTION]))  # fmt: skip
+    assert leaderboard and all(letters == ndcg_letters[run] for run, letters in leaderboard)
+    with warehouse.connect() as con:
+        lines = scorecard(con).splitlines()
+    start = lines.index(f"{COLLECTION}: groups by NDCG@k (runs sharing a letter cannot be told apart: randomized "
+                        "Tukey HSD over every pair of runs, alpha 0.05)")  # fmt: skip
+    assert [line.split() for line in lines[start + 2 : start + 14]] == [
+        [run, ndcg_letters[run]] for run, _ in leaderboard]  # fmt: skip
+    (ndcg_variance, detectable), = warehouse.rows(
+        "select residual_variance, detectable_difference_t from measure_anova where collection_id = ? "
+        "and measure_name = 'ndcg_cut_10'", [COLLECTION])  # fmt: skip
+    needs = ", ".join(f"{d:g} needs {anova.questions_needed_t(d, ndcg_variance, 0.05, 0.8)}" for d in (0.02, 0.05, 0.1))
+    assert lines[start + 14] == (
+        f"{COLLECTION}: {N_QUESTIONS} questions detect a difference of {detectable:.3f} in NDCG@10 at power 0.8 "
+        f"(paired t-test, alpha 0.05, residual variance of 12 runs); a difference of {needs} questions")
 
 
 @pytest.mark.parametrize(("setting", "value", "reason"), [
