@@ -23,6 +23,7 @@ from scipy import stats
 from conftest import Warehouse, warehouse_checksums
 from retrieval_metrics import anova
 from retrieval_metrics.cli import main as cli
+from retrieval_metrics.report import report
 from retrieval_metrics.scorecard import scorecard
 
 COLLECTION = "twelve"
@@ -286,6 +287,14 @@ def test_the_marts_on_the_generated_collection(lesson: Warehouse, tmp_path: Path
     assert lines[start + 14] == (
         f"{COLLECTION}: {N_QUESTIONS} questions detect a difference of {detectable:.3f} in NDCG@10 at power 0.8 "
         f"(paired t-test, alpha 0.05, residual variance of 12 runs); a difference of {needs} questions")
+    with warehouse.connect() as con:  # the report shows the groups and charts the discriminative power
+        page, charts = report(con, "test", "now")
+    assert f'id="chart-{COLLECTION}-discriminative-power"' in page
+    assert any(chart.name == "discriminative-power" and chart.collection_id == COLLECTION for chart in charts)
+    for run in RUNS:
+        assert (f'<tr class="letters" data-run="{run}"><td class="text">{run}</td><td>{ndcg_letters[run]}</td></tr>'
+                in page), run
+    assert f"{lines[start + 14]}.</p>" in page
 
 
 @pytest.mark.parametrize(("setting", "value", "reason"), [
