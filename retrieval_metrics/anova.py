@@ -278,7 +278,13 @@ PAIR_TYPES = {**KEY_TYPES, "run_id": "string", "other_run_id": "string", "n_runs
               "n_questions": "integer", "run_mean": "double", "other_run_mean": "double",
               "mean_difference": "double", "difference_ci_low": "double", "difference_ci_high": "double",
               "effect_size": "double", "tukey_hsd_p_value": "double", "randomized_tukey_hsd_p_value": "double",
-              "hsd_permutations": "integer", "alpha": "double", "is_significant": "boolean"}  # fmt: skip
+              "hsd_permutations": "integer", "alpha": "double", "is_significant": "boolean",
+              "wins": "integer", "ties": "integer", "losses": "integer", "paired_effect_size": "double",
+              "t_statistic": "double", "t_p_value": "double", "randomization_p_value": "double",
+              "n_permutations": "bigint", "is_exact_randomization": "boolean"}  # fmt: skip
+PAIR_KEYS = ["collection_id", "measure_name", "run_id", "other_run_id"]
+COMPARED = ["wins", "ties", "losses", "paired_effect_size", "t_statistic", "t_p_value", "randomization_p_value",
+            "n_permutations", "is_exact_randomization"]  # run_comparison_tests' tests, for every pair
 ANOVA_TYPES = {**KEY_TYPES, "n_runs": "integer", "n_questions": "integer",
                **{f"{stat}_{source}": sql_type for source in ("runs", "questions")
                   for stat, sql_type in (("ss", "double"), ("df", "integer"), ("ms", "double"), ("f", "double"),
@@ -350,16 +356,23 @@ def families(measured: pd.DataFrame) -> Iterator[Family]:
                      values, anova(values))  # fmt: skip
 
 
-def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], seed: int) -> pd.DataFrame:
+def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], seed: int,
+               n_permutations: int = 10000) -> pd.DataFrame:  # fmt: skip
     """run_pair_tests' rows: every pair of runs of every family (run_id before other_run_id by id), with the
     difference of their means (run minus other), its 95% paired t interval, the effect size (the difference
     over sqrt(MS_residual)), Tukey's HSD p-value, the randomized Tukey HSD p-value (the collection's
     hsd_permutations, `seed`; every measure of a collection with as many runs and questions sees the same
-    permutations) and whether the randomized p-value is below the collection's alpha."""
+    permutations) and whether the randomized p-value is below the collection's alpha; and the tests of
+    run_comparison_tests for the pair, run_id against other_run_id (retrieval_metrics.stats.compared_groups:
+    wins, ties, losses, Cohen's d_z as paired_effect_size, the paired t-test, the paired randomization test with
+    `n_permutations` sign flips and `seed`), unadjusted."""
     from scipy import stats
+
+    from retrieval_metrics.stats import compared_groups
 
     found = list(families(measured))
     rows: list[dict[str, object]] = []
+    paired: list[pd.DataFrame] = []
     by_shape: dict[tuple[str, int, int], list[Family]] = {}
     for family in found:
         by_shape.setdefault((family.collection_id, *family.values.shape), []).append(family)
@@ -378,6 +391,16 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
             mean_difference = means[i] - means[j]
             margin = half_width * differences.std(axis=1, ddof=1) / math.sqrt(n)
             effect = mean_difference / math.sqrt(table.ms_residual) if table.varies else np.full(len(i), np.nan)
+            paired.append(pd.DataFrame({
+                "collection_id": collection_id, "measure_name": family.measure_name,
+                "run_id": np.repeat(np.array(family.run_ids, dtype=object)[i], n),
+                "other_run_id": np.repeat(np.array(family.run_ids, dtype=object)[j], n),
+                "question_id": np.tile(np.array(family.question_ids, dtype=object), len(i)),
+                "measure": family.measure, "k": family.k,
+                "run_value": family.values[i].ravel(), "baseline_value": family.values[j].ravel(),
+                "outcome": np.where(differences.ravel() > TIE_TOLERANCE, "win",
+                                    np.where(differences.ravel() < -TIE_TOLERANCE, "loss", "tie")),
+            }))  # fmt: skip
             for pair in range(len(i)):
                 rows.append({
                     "collection_id": collection_id, "measure_name": family.measure_name, "measure": family.measure,
@@ -392,7 +415,12 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
                     "alpha": own.alpha,
                     "is_significant": None if np.isnan(randomized[pair]) else bool(randomized[pair] < own.alpha),
                 })  # fmt: skip
-    return pd.DataFrame(rows, columns=list(PAIR_TYPES))
+    tests = pd.DataFrame(rows, columns=[name for name in PAIR_TYPES if name not in COMPARED])
+    if not rows:
+        return pd.DataFrame(rows, columns=list(PAIR_TYPES))
+    compared = compared_groups(pd.concat(paired, ignore_index=True), PAIR_KEYS, n_permutations, seed)
+    compared = compared.rename(columns={"effect_size": "paired_effect_size"})[[*PAIR_KEYS, *COMPARED]]
+    return tests.merge(compared, on=PAIR_KEYS, how="left", validate="one_to_one")[list(PAIR_TYPES)]
 
 
 def anova_tables(measured: pd.DataFrame, settings: dict[str, CollectionSettings],

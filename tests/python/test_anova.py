@@ -216,7 +216,7 @@ def test_the_marts_on_the_generated_collection(lesson: Warehouse, tmp_path: Path
     assert cli(["import", "--collection", COLLECTION, "--qrels", str(files["qrels"]), *db]) == 0
     for run in RUNS:
         assert cli(["import", "--collection", COLLECTION, "--run", str(files[run]), "--run-id", run, *db]) == 0
-    assert cli(["settings", "--collection", COLLECTION, "--set", "k_values=10", *db]) == 0
+    assert cli(["settings", "--collection", COLLECTION, "--set", "k_values=10", "--set", "baseline_run_id=c0", *db]) == 0
     result = warehouse.build("--exclude", "tag:lesson_golden")
     assert result.success, result
 
@@ -255,6 +255,24 @@ def test_the_marts_on_the_generated_collection(lesson: Warehouse, tmp_path: Path
             assert (low, high) == pytest.approx((interval.low, interval.high), rel=1e-9)
         else:
             assert low == high == 0
+
+    # every pair carries run_comparison_tests' paired tests: against the baseline c0 they are run_comparisons'
+    # (unadjusted; the two-sided p-values do not change with the pair's order)
+    versus = warehouse.rows(
+        "select pairs.wins, pairs.ties, pairs.losses, pairs.t_p_value, pairs.randomization_p_value, "
+        "abs(pairs.paired_effect_size), comparisons.wins, comparisons.ties, comparisons.losses, "
+        "comparisons.t_p_value, comparisons.randomization_p_value, abs(comparisons.effect_size), "
+        "pairs.run_id = comparisons.run_id from run_pair_tests as pairs inner join run_comparisons as comparisons "
+        "on pairs.collection_id = comparisons.collection_id and pairs.measure_name = comparisons.measure_name "
+        "and comparisons.baseline_run_id = 'c0' and ((pairs.run_id = comparisons.run_id and pairs.other_run_id = "
+        "'c0') or (pairs.other_run_id = comparisons.run_id and pairs.run_id = 'c0')) where pairs.collection_id = ?",
+        [COLLECTION])  # fmt: skip
+    assert len(versus) >= 11 * 10
+    for row in versus:
+        same_order = row[12]
+        wins, ties, losses = row[0:3] if same_order else (row[2], row[1], row[0])
+        assert (wins, ties, losses, *row[3:5]) == row[6:11], row
+        assert row[5] == row[11] or row[5] == pytest.approx(row[11], rel=1e-12), row  # d_z: null when no variation
 
     letters = dict(warehouse.rows("select run_id, letters from run_letter_groups where collection_id = ? "
                                   "and measure_name = 'recip_rank'", [COLLECTION]))  # fmt: skip
