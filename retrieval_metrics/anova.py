@@ -98,7 +98,8 @@ def tukey_hsd_p_values(run_means: np.ndarray, table: Anova) -> np.ndarray | None
         return None
     i, j = pairs(table.n_runs)
     q = np.abs(run_means[i] - run_means[j]) / math.sqrt(table.ms_residual / table.n_questions)
-    return np.asarray(stats.studentized_range.sf(q, table.n_runs, table.df_residual), dtype=float)
+    distinct, back = np.unique(q, return_inverse=True)  # scipy takes ~7 ms a value: each distinct one once
+    return np.asarray(stats.studentized_range.sf(distinct, table.n_runs, table.df_residual), dtype=float)[back]
 
 
 def hsd_draws(n_runs: int, n_questions: int, n_permutations: int, seed: int) -> Iterator[np.ndarray]:
