@@ -274,31 +274,32 @@ def checks_every_run(dbt_args: Sequence[str]) -> bool:
 
 
 def empty_without() -> dict[str, tuple[str, str]]:
-    """The models that hold rows only when a raw table has rows of some kind, with everything that reads them:
-    model -> (raw table, condition on its rows). The judges' leaderboards measure the runs on the pairs an automatic
-    judge graded; the judging queue and its coverage list the pooled runs' documents; the changes between qrels
-    versions need a second version, which only `import --judgments` writes."""
+    """The nodes that hold rows only when a raw table has rows of some kind, as dbt selectors (with `+`: everything
+    that reads the model too): selector -> (raw table, condition on its rows). The judges' leaderboards measure the
+    runs on the pairs an automatic judge graded; the judging queue and its coverage list the pooled runs' documents;
+    the changes between qrels versions need a second version, which only `import --judgments` writes; the values of
+    users' Python measures need a collection that defines one (what reads them reads other measures too)."""
     from retrieval_metrics.judging import AUTOMATIC
 
     return {
-        "int_judge_question_measures": ("judgments", f"judge_kind = '{AUTOMATIC}'"),
-        "judging_queue": ("judging_pools", "true"),
-        "qrels_version_changes": ("judgment_versions", "true"),
+        "int_judge_question_measures+": ("judgments", f"judge_kind = '{AUTOMATIC}'"),
+        "judging_queue+": ("judging_pools", "true"),
+        "qrels_version_changes+": ("judgment_versions", "true"),
+        "int_user_measure_values": ("collection_settings", "setting = 'user_measures'"),
     }
 
 
 def source_selection(tables: list[str], database: Path) -> list[str]:
-    """dbt's selection of what reads these raw tables, with their tests; without each model of empty_without(), and
-    what reads it, while its raw table is not among these and has no row of its kind: the model was empty at the
-    last good build and stays so whatever the other tables (a notebook's loop of new runs would pay for them at
-    every build)."""
+    """dbt's selection of what reads these raw tables, with their tests; without each node of empty_without()
+    while its raw table is not among these and has no row of its kind: the node was empty at the last good build
+    and stays so whatever the other tables (a notebook's loop of new runs would pay for them at every build)."""
     selection = ["--select", *(f"source:raw.{table}+" for table in tables)]
     with connect(database, read_only=True) as con:
-        for model, (table, condition) in empty_without().items():
+        for selector, (table, condition) in empty_without().items():
             if table in tables:  # changed: what reads it is built
                 continue
             if con.execute(f"select count(*) from raw.{table} where {condition}").fetchone() == (0,):
-                selection += ["--exclude", f"{model}+"]
+                selection += ["--exclude", selector]
     return selection
 
 

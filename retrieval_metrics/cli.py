@@ -192,6 +192,8 @@ def settings(args: argparse.Namespace) -> str:
             values[name] = text
     if args.preset:
         values["preset"] = args.preset
+    if args.measures:
+        values["measures"] = args.measures
     database = database_path(args.db)
     if not values and not args.unset:
         return set_settings(database, args.collection)
@@ -410,6 +412,9 @@ def parser() -> Parser:
                          "but for those --set gives, and its headline measures")
     setting.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                          help="give the collection its own value (repeatable): k_values=10,100, relevance_level=2")
+    setting.add_argument("--measures", nargs="+", metavar="INSTANCE",
+                         help="the measure instances it reports beside the defaults, as ir_measures writes them "
+                         "(the setting measures): 'RBP(p=0.5)' 'AP(rel=2)' 'nDCG(gains={0:0,1:1,2:3})@10'")
     setting.add_argument("--unset", action="append", default=[], metavar="NAME",
                          help="drop the collection's own value: the seed's, else the dbt var's, applies again")
     add_writer_options(setting)

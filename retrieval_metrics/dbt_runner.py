@@ -125,12 +125,21 @@ def node_results(
         if result.get("status") not in statuses:
             continue
         kind, _, name = (result["unique_id"].split(".") + ["", ""])[:3]  # test.<project>.<name>[.<hash>]
-        message = " ".join((result.get("message") or "").split())[:300]
+        message = one_line(result.get("message") or "")
         examples = []
         if kind == "test" and database is not None:
             examples = failing_rows(database, result.get("compiled_code") or "")
         failures.append(NodeFailure(name, kind, result["status"], message, examples))
     return failures
+
+
+def one_line(message: str, width: int = 300) -> str:
+    """A node's message on one line of at most `width` characters; a Python traceback's as what precedes it and
+    its last line (the exception), which says what went wrong."""
+    head, traceback, tail = message.partition("Traceback (most recent call last):")
+    if traceback and tail.strip():
+        message = f"{head} {tail.strip().splitlines()[-1]}"
+    return " ".join(message.split())[:width]
 
 
 def failing_rows(database: Path, compiled_sql: str, limit: int = 3) -> list[str]:

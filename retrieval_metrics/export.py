@@ -90,27 +90,32 @@ def table_columns(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> dict
     return columns
 
 
+# a row named as trec_eval prints its measure (map, P_5), not a measure instance (AP(rel=2), nDCG(gains={2:3})@10)
+TREC_NAMED = ("(measures.measure_name = measures.measure "
+              "or measures.measure_name = measures.measure || '_' || cast(measures.k as varchar))")
+
+
 def trec_lines(con: duckdb.DuckDBPyConnection, collection_id: str, run_id: str, digits: int) -> list[str]:
     """The run in trec_eval -q layout, driven by measure_catalog; raises InputError when it has no averaged
     question."""
     key = [collection_id, run_id]
     per_question = con.execute(
-        """
+        f"""
         select measures.question_id, measures.measure_name, measures.value, catalog.aggregation = 'sum'
         from main.question_measures as measures
         inner join main.measure_catalog as catalog on measures.measure = catalog.measure
         where measures.collection_id = ? and measures.run_id = ? and measures.is_averaged
-            and catalog.reference = 'trec_eval' and catalog.aggregation <> 'geometric_mean'
+            and catalog.reference = 'trec_eval' and catalog.aggregation <> 'geometric_mean' and {TREC_NAMED}
         order by measures.question_id, catalog.measure_position, measures.k
         """,
         key,
     ).fetchall()
     overall = con.execute(
-        """
+        f"""
         select measures.measure_name, measures.value, catalog.aggregation = 'sum', measures.n_questions
         from main.run_measures as measures
         inner join main.measure_catalog as catalog on measures.measure = catalog.measure
-        where measures.collection_id = ? and measures.run_id = ? and catalog.reference = 'trec_eval'
+        where measures.collection_id = ? and measures.run_id = ? and catalog.reference = 'trec_eval' and {TREC_NAMED}
         order by catalog.measure_position, measures.k
         """,
         key,

@@ -107,6 +107,7 @@ def described(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     """The collection's settings as the next build uses them, each with where it comes from."""
     parts = []
     for setting, (values, source) in effective(con, collection_id).items():
+        values = [BY_NAME[setting].rule.show(value) for value in values]
         shown = ", ".join(sorted(values, key=int) if setting == "k_values" else values) if setting in LISTS else values[0]
         parts.append(f"{setting} {shown} ({source})")
     return f"collection {collection_id}: " + "; ".join(parts)

@@ -24,6 +24,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from retrieval_metrics import measure_instances, user_measures
 from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.tie_rules import DEFAULT_TIE_RULE, TIE_RULES
 from retrieval_metrics.warehouse import IDENTIFIER
@@ -67,6 +68,7 @@ class Rule:
     check: Callable[[object], str | None]
     values: str
     store: Callable[[object], list[str]] = lambda value: [text_of(value)]
+    show: Callable[[str], str] = lambda stored: stored  # a stored row as `settings` shows it
     choices: tuple[str, ...] = ()  # one_of's
     minimum: int | None = None  # integer's
     maximum: int | None = None
@@ -205,6 +207,13 @@ def _measure_names(value: object) -> str | None:
 
 MEASURE_NAMES = Rule(_measure_names, "a list of measure names (`ndcg_cut_10`, `map`)", sorted_items)
 
+MEASURE_INSTANCES = Rule(measure_instances.check, "`none` or a list of measures with parameters as ir_measures "
+                         "writes them: `RBP(p=0.5), AP(rel=2), nDCG(gains={0:0,1:1,2:3})@10`",
+                         measure_instances.values)  # fmt: skip
+USER_MEASURES = Rule(user_measures.check, "`none` or a list of Python files outside the package, each listing "
+                     "its measures in MEASURES (define_sql, define_byquery)", user_measures.values,
+                     show=user_measures.shown)  # fmt: skip
+
 # Where a setting can be set
 VAR = "build"  # a dbt var only, the same for every collection of a build
 COLLECTION = "collection"  # a collection's own (`retrieval-metrics settings`), else the dbt var's
@@ -300,6 +309,12 @@ SETTINGS: tuple[Setting, ...] = (
             "how every writer of a run orders equal scores: trec_eval (as the collection's trec_eval_version "
             "ranks, ties by doc id descending) or doc_order (the collection's document order). A change "
             "re-ranks the collection's runs", "ranks", OWN),
+    Setting("measures", MEASURE_INSTANCES, NONE, "the measure instances it reports beside the defaults, each a "
+            "row of run_measures named as ir_measures prints it (docs/measures.md#measure-instances)",
+            "its instances", OWN, list_valued=True),
+    Setting("user_measures", USER_MEASURES, NONE, "measures users define (retrieval_metrics/user_measures.py), "
+            "computed beside the registry's; stored as their definitions, not their files", "its user measures",
+            OWN, list_valued=True),
 )  # fmt: skip
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 # Names a setting had before, each with the line that refuses it (--vars, --set, rm.collection_settings); a

@@ -1,6 +1,7 @@
 -- One row per (run, question) with k null: every measure of the registry without a cutoff, over the question's
 -- whole ranking (iprec_at_recall by the collection's iprec_rule); and one row per (run, question, k) of the
--- collection's cutoffs: every measure with a cutoff, over its top k. One column per measure (macros/measures.sql),
+-- collection's cutoffs: every measure with a cutoff, over its top k. One column per measure computed for every
+-- collection (macros/measures.sql, default_measures),
 -- null on the rows of the other kind; computed by macros/run_question_measures.sql.
 
 with runs_to_compute as (
@@ -42,7 +43,7 @@ computed_rows as (
         {%- for column in ['relevant_retrieved_at_k', 'dcg', 'ideal_dcg'] %}
         {{ 'at_k.' ~ column if at_k else 'cast(null as ' ~ ('integer' if column == 'relevant_retrieved_at_k' else 'double') ~ ') as ' ~ column }},
         {%- endfor %}
-        {%- for measure in measure_registry() %}
+        {%- for measure in default_measures() %}
         {{ rows ~ '.' ~ measure.column if measure.at_k == at_k else 'cast(null as double) as ' ~ measure.column }}
         {%- if not loop.last %},{% endif %}
         {%- endfor %}

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from conftest import Warehouse
-from retrieval_metrics.dbt_runner import encountered_error, run_dbt
+from retrieval_metrics.dbt_runner import encountered_error, one_line, run_dbt
 from retrieval_metrics.serving import publish
 from retrieval_metrics.settings import RULES, project_defaults
 
@@ -118,3 +118,14 @@ def test_a_failed_data_test_names_its_first_offending_rows(published: Warehouse)
     assert last.startswith("retrieval-metrics build: error: dbt build failed (")
     assert "fix the rows or the settings named above and build again" in last and "dbt's log: " in last
     assert serving.read_bytes() == before
+
+
+def test_a_python_model_that_raised_is_named_with_its_exception() -> None:
+    """A Python model's traceback is dozens of lines; its one line keeps what dbt says before it and the exception."""
+    message = ("Runtime Error in model run_comparison_tests (models/marts/comparisons/run_comparison_tests.py)\n"
+               "  Python model failed:\nTraceback (most recent call last):\n  File \"stats.py\", line 9, in f\n"
+               "    return g()\nValueError: operands could not be broadcast together\n")  # fmt: skip
+    assert one_line(message) == ("Runtime Error in model run_comparison_tests (models/marts/comparisons/"
+                                 "run_comparison_tests.py) Python model failed: ValueError: operands could not be "
+                                 "broadcast together")  # fmt: skip
+    assert one_line("Database Error\n  in  model x", width=12) == "Database Err"

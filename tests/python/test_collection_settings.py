@@ -82,7 +82,8 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
         "var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); baseline_run_id run0 (set "
         "here); alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
         "1000 (the var's); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
-        "tie_rule trec_eval (set here)"
+        "tie_rule trec_eval (set here); measures none (the default); "
+        "user_measures none (the default)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -238,7 +239,8 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "qrels_version latest (the var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
         "baseline_run_id run0 (set here); alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
         "1000 (the var's); gated_run_ids none (not gated); gated_measures none (not gated); "
-        "min_judge_kappa none (the var's); tie_rule trec_eval (set here)"
+        "min_judge_kappa none (the var's); tie_rule trec_eval (set here); measures none (the default); "
+        "user_measures none (the default)"
     )
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
         "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); averaging all_questions (the "
@@ -249,7 +251,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
         "1000 (the var's); "
         "gated_run_ids bm25, keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); "
-        "min_judge_kappa none (the var's); tie_rule doc_order (the seed's)"
+        "min_judge_kappa none (the var's); tie_rule doc_order (the seed's); measures none (the default); user_measures none (the default)"
     )
 
 
@@ -317,7 +319,7 @@ def test_an_overridden_preset_and_a_setting_stored_under_its_old_name(two_collec
          "relevance_level, judged_docs_only, ignore_identical_ids, max_docs_per_question, trec_eval_version, "
          "err_max_grade, rbp_persistence, qrels_version, bootstrap_resamples, bootstrap_seed, baseline_run_id, "
          "alpha, power, target_differences, hsd_permutations, gated_run_ids, gated_measures, min_judge_kappa, "
-         "tie_rule)"),
+         "tie_rule, measures, user_measures)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl-passage, trec-dl-doc, trec-adhoc, "
          "msmarco-passage, beir, trec-rag"),

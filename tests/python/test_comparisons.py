@@ -125,12 +125,12 @@ def test_p_values_match_scipy_and_an_exact_enumeration(compared: Warehouse) -> N
 
 
 def test_rows_are_keyed_by_measure_name_with_measure_and_k(compared: Warehouse) -> None:
-    """One row per compared measure of the catalog and k (k null for measures of the whole ranking), named as
-    its reference prints it."""
+    """One row per compared measure of the catalog every collection reports (is_default) and k (k null for
+    measures of the whole ranking), named as its reference prints it."""
     rows = compared.rows(
         "select run_id, measure, k, measure_name from run_comparisons where collection_id = 'pair' order by all"
     )
-    catalog = compared.rows("select measure, takes_cutoff, reference from measure_catalog where is_compared")
+    catalog = compared.rows("select measure, takes_cutoff, reference from measure_catalog where is_compared and is_default")
     expected = []
     for run_id in ("better", "worse"):
         for measure, takes_cutoff, reference in catalog:

@@ -84,7 +84,8 @@ def test_a_new_collection_gets_general_cutoffs_and_no_baseline(new_collection: W
     assert new_collection.rows("select distinct baseline_run_id from run_leaderboard where collection_id = 'pair'"
                                ) == [(None,)]  # fmt: skip
     shown = new_collection.cli("settings", "--collection", "pair")
-    assert "k_values 1, 3, 5, 10, 100 (the var's); baseline_run_id none (the var's)" in shown.stdout, shown.stderr
+    assert "k_values 1, 3, 5, 10, 100 (the var's);" in shown.stdout, shown.stderr
+    assert "baseline_run_id none (the var's);" in shown.stdout, shown.stderr
 
 
 def test_the_scorecard_says_in_one_line_how_to_set_a_baseline(new_collection: Warehouse) -> None:

@@ -178,7 +178,7 @@ def test_trec_layout(graded: Warehouse, collection_id: str, run_id: str) -> None
     text = trec_export(graded, collection_id, run_id)
     rows = parse(text)
     names = trec_eval_names(graded, collection_id, run_id)
-    catalog = graded.rows("select takes_cutoff from measure_catalog where reference = 'trec_eval'")
+    catalog = graded.rows("select takes_cutoff from measure_catalog where reference = 'trec_eval' and is_default")
     assert {"P_2", "ndcg_cut_3", "map_cut_1", "success_3", "iprec_at_recall_0.50", "11pt_avg", "bpref", "set_F",
             "gm_map", "num_rel_ret"} <= set(names)
     assert len(names) == sum(len(KS) if takes_cutoff else 1 for (takes_cutoff,) in catalog)  # all, at every k
@@ -204,7 +204,7 @@ def test_trec_all_lines_are_run_measures(graded: Warehouse) -> None:
         run_measures = graded.rows(
             "select measure_name, value, aggregation, n_questions from run_measures "
             "where collection_id = ? and run_id = ? and measure in "
-            "(select measure from measure_catalog where reference = 'trec_eval')",
+            "(select measure from measure_catalog where reference = 'trec_eval' and is_default)",
             [collection_id, run_id],
         )
         expected = {name: f"{value:.0f}" if aggregation == "sum" else f"{value:.4f}"
@@ -224,7 +224,8 @@ def pytrec_eval_values(con: duckdb.DuckDBPyConnection, collection_id: str, run_i
         [collection_id, run_id],
     ).fetchall():
         run.setdefault(question_id, {})[doc_id] = -float(rank)  # trec_eval's order is the warehouse's rank
-    catalog = con.execute("select measure, takes_cutoff from measure_catalog where reference = 'trec_eval'").fetchall()
+    catalog = con.execute("select measure, takes_cutoff from measure_catalog "
+                          "where reference = 'trec_eval' and is_default").fetchall()
     catalog = [(measure, takes_cutoff) for measure, takes_cutoff in catalog
                if measure not in [*TREC_RBP, TREC_UNJ]]  # not in pytrec_eval  # fmt: skip
     cutoffs = ",".join(map(str, KS))

@@ -234,12 +234,15 @@ def test_new_rankings_rebuild_the_judges_leaderboards_only_where_a_judge_graded(
     new_rankings = ["--select", "source:raw.runs+", "source:raw.rankings+"]
     no_judge, no_pool = ["--exclude", "int_judge_question_measures+"], ["--exclude", "judging_queue+"]
     no_versions = ["--exclude", "qrels_version_changes+"]  # one qrels version
-    assert source_selection(["runs", "rankings"], lesson.db_path) == new_rankings + no_judge + no_pool + no_versions
-    assert source_selection(["runs", "rankings"], judged[0].db_path) == new_rankings + no_pool  # graded, versioned
+    no_python = ["--exclude", "int_user_measure_values"]  # no collection defines a Python measure
+    new_runs = source_selection(["runs", "rankings"], lesson.db_path)
+    assert new_runs == new_rankings + no_judge + no_pool + no_versions + no_python
+    graded = source_selection(["runs", "rankings"], judged[0].db_path)
+    assert graded == new_rankings + no_pool + no_python  # graded, versioned
     assert source_selection(["judgments"], lesson.db_path) == ["--select", "source:raw.judgments+", *no_pool,
-                                                               *no_versions]  # fmt: skip
+                                                               *no_versions, *no_python]  # fmt: skip
     assert source_selection(["judging_pools"], lesson.db_path) == ["--select", "source:raw.judging_pools+", *no_judge,
-                                                                   *no_versions]  # fmt: skip
+                                                                   *no_versions, *no_python]  # fmt: skip
 
 
 def test_a_person_correcting_the_judge_changes_the_agreement(judged: tuple[Warehouse, Path], tmp_path: Path) -> None:

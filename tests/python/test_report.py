@@ -105,7 +105,7 @@ def test_report_files_numbers_and_rendering(every_retriever: Warehouse, tmp_path
             "where collection_id = 'docent'"
         ).fetchall()
         (names_per_run,) = con.execute(  # every compared measure, once per k (3 of them) if it takes one
-            "select sum(case when takes_cutoff then 3 else 1 end) from measure_catalog where is_compared"
+            "select sum(case when takes_cutoff then 3 else 1 end) from measure_catalog where is_compared and is_default"
         ).fetchone()
         positions = con.execute(  # the runs as the scorecard lists them: the baseline first
             "select run_id from run_leaderboard where collection_id = 'docent' and k = 2 order by run_position"

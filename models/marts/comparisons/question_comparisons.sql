@@ -1,5 +1,5 @@
 -- One row per (collection, run, question, measure name) for every run other than the baseline and every
--- compared measure of the registry (is_compared in measure_catalog): the run's value, the baseline's, the
+-- compared measure of the registry or of a user (is_compared in measure_catalog): the run's value, the baseline's, the
 -- difference, and whether the question is a win, tie or loss for the run. Only questions both runs average
 -- are paired.
 
@@ -10,11 +10,7 @@ with runs_to_compute as (
 question_measures as (
     select * from {{ ref('question_measures') }}
     where is_averaged
-        and measure in (
-            {%- for measure in measure_registry() if measure.compared -%}
-            {{ sql_string(measure.name) }}{% if not loop.last %}, {% endif %}
-            {%- endfor -%}
-        )
+        and measure in (select measure from {{ ref('measure_catalog') }} where is_compared)
 ),
 
 -- each collection's baseline run (its own baseline_run_id, else the var's)

@@ -1,6 +1,9 @@
 -- One row per (collection, run, question, measure[, k]): every measure of the registry (macros/measures.sql),
 -- named as its reference prints it (P_10, ndcg_cut_10, bpref, iprec_at_recall_0.50, Judged@10), long, so that
--- a BI tool charts any measure with one query. k is null for the measures of the whole ranking.
+-- a BI tool charts any measure with one query. k is null for the measures of the whole ranking. Beside them, the
+-- measure instances each collection lists (int_measure_instances), named as ir_measures prints them (RBP(p=0.5),
+-- AP(rel=2), nDCG(gains={2:3})@10) and computed from the judged documents with their parameters, and the measures
+-- users define for it (int_user_measures: SQL ones computed here, Python ones in int_user_measure_values).
 
 with runs_to_compute as (
     {{ runs_to_compute(given_runs=ref('int_run_questions_measured')) }}
@@ -21,6 +24,18 @@ at_k as (
 run_questions as (
     {{ rows_of_runs(ref('int_run_questions_scaffolded')) }}
 ),
+
+judged_docs as (
+    {{ rows_of_runs(ref('int_judged_docs_retrieved')) }}
+),
+
+settings as (
+    select * from {{ ref('int_collection_evaluation_settings') }}
+),
+
+{{ instance_measured_ctes('instance_values', 'run_questions', 'judged_docs', ref('int_qrels_unioned'),
+                          ref('int_measure_instances'), 'settings', ref('int_user_measures'),
+                          user_measure_definitions(ref('int_collection_settings'))) }},
 
 {% for at_k_measures in [false, true] %}
 {{ 'at_k_measures' if at_k_measures else 'whole_ranking_measures' }} as (
@@ -67,6 +82,17 @@ unpivoted as (
         end as value
     from at_k
     cross join at_k_measures
+
+    union all
+
+    select collection_id, run_id, question_id, measure, k, measure_name, value
+    from instance_values
+
+    union all
+
+    -- the Python measures users define (int_user_measure_values)
+    select collection_id, run_id, question_id, measure_name as measure, k, measure_name, value
+    from {{ ref('int_user_measure_values') }}
 ),
 
 computed_rows as (

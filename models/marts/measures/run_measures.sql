@@ -2,6 +2,7 @@
 -- averaged questions (the collection's averaging), with a 95% bootstrap interval, and the settings it was computed with.
 -- Aggregations as trec_eval's `all` line: the mean, the sum (num_ret, num_rel, num_rel_ret), or the geometric
 -- mean (gm_map: exp of the mean of the per-question ln(max(AP, 0.00001))). Sums run in question_id order.
+-- A collection's measure instances (int_measure_instances) are rows like any measure, labelled by their name.
 
 with runs_to_compute as (
     {{ runs_to_compute(given_runs=ref('question_measures')) }}
@@ -22,6 +23,11 @@ intervals as (
 
 settings as (
     select * from {{ ref('int_collection_evaluation_settings') }}
+),
+
+instances as (
+    select distinct collection_id, measure_name, trec_eval_name
+    from {{ ref('int_measure_instances') }}
 ),
 
 totals as (
@@ -45,6 +51,7 @@ aggregated as (
         totals.k,
         totals.measure_name,
         catalog.aggregation,
+        catalog.reference,
         catalog.uses_relevance_level,
         totals.n_questions,
         {{ aggregated_value('catalog.aggregation', 'totals.value_sum', 'totals.n_questions') }} as value
@@ -60,8 +67,14 @@ computed_rows as (
         cast(aggregated.measure as string) as measure,
         cast(aggregated.k as integer) as k,
         cast(aggregated.measure_name as string) as measure_name,
-        cast({{ measure_label('aggregated.measure_name', 'aggregated.uses_relevance_level', 'settings.relevance_level') }}
-            as string) as measure_label,
+        cast(case when instances.measure_name is not null then aggregated.measure_name else
+            {{ measure_label('aggregated.measure_name', 'aggregated.uses_relevance_level', 'settings.relevance_level') }}
+            end as string) as measure_label,
+        -- an instance's from int_measure_instances; a default measure's is its name if trec_eval's
+        cast(case
+            when instances.measure_name is not null then instances.trec_eval_name
+            when aggregated.reference = 'trec_eval' then aggregated.measure_name
+        end as string) as trec_eval_name,
         cast(aggregated.aggregation as string) as aggregation,
         cast(aggregated.n_questions as integer) as n_questions,
         cast(aggregated.value as double) as value,
@@ -71,6 +84,9 @@ computed_rows as (
     from aggregated
     inner join settings
         on aggregated.collection_id = settings.collection_id
+    left join instances
+        on aggregated.collection_id = instances.collection_id
+        and aggregated.measure_name = instances.measure_name
     left join intervals
         on aggregated.collection_id = intervals.collection_id
         and aggregated.run_id = intervals.run_id
