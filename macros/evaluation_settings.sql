@@ -127,3 +127,38 @@
     {%- endif -%}
     {{ return(text | int) }}
 {%- endmacro %}
+
+{#- The all-pairs tests' significance level and the topic set size design's power: each 0 < p < 1. -#}
+{% macro significance_level() -%}
+    {%- set text = var('alpha') | string | trim -%}
+    {%- set number = text | float(-1) -%}
+    {%- if not (0 < number < 1) -%}
+        {{ exceptions.raise_compiler_error("var alpha: " ~ text ~ " is not a number between 0 and 1 (exclusive)") }}
+    {%- endif -%}
+    {{ return(number) }}
+{%- endmacro %}
+
+{% macro design_power() -%}
+    {%- set text = var('power') | string | trim -%}
+    {%- set number = text | float(-1) -%}
+    {%- if not (0 < number < 1) -%}
+        {{ exceptions.raise_compiler_error("var power: " ~ text ~ " is not a number between 0 and 1 (exclusive)") }}
+    {%- endif -%}
+    {{ return(number) }}
+{%- endmacro %}
+
+{#- The differences the topic set size design sizes: a list (or "0.02,0.05") of positive numbers. -#}
+{% macro target_differences() -%}
+    {%- set raw = var('target_differences') -%}
+    {%- set text = raw | string -%}
+    {%- set raw = raw.split(',') if raw is string else ([raw] if raw is number else raw) -%}
+    {%- set found = [] -%}
+    {%- for value in raw -%}
+        {%- set number = (value | string | trim) | float(-1) -%}
+        {%- if number > 0 -%}{%- do found.append(number) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- if found | length == 0 or found | length != raw | length -%}
+        {{ exceptions.raise_compiler_error("var target_differences: " ~ text ~ " is not a list of positive numbers") }}
+    {%- endif -%}
+    {{ return(found | unique | sort) }}
+{%- endmacro %}

@@ -41,7 +41,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from retrieval_metrics.presets import PRESETS, preset_name
-from retrieval_metrics.scorecard import headlines, level_marks, marked
+from retrieval_metrics.scorecard import has_tables, headlines, level_marks, marked, questions_line
 from retrieval_metrics.warehouse import PROG, InputError
 
 CURVES = {"recall": "Recall@k", "precision": "Precision@k", "ndcg": "NDCG@k"}
@@ -413,6 +413,59 @@ def comparison_chart(comparisons: list[dict[str, Any]], collection_id: str) -> C
                  png(fig), wide=True)
 
 
+def discriminative_power_chart(powers: list[dict[str, Any]], collection_id: str) -> Chart | None:
+    """A bar per compared measure (measure_catalog's order): the share of the collection's run pairs the
+    randomized Tukey HSD finds different at its alpha (measure_anova.discriminative_power)."""
+    shown = [p for p in powers if p["discriminative_power"] is not None]
+    if not shown:
+        return None
+    fig, (ax,) = new_figure(7.5, 1.4 + 0.22 * len(shown))
+    names = [p["measure_name"] for p in shown][::-1]
+    values = [p["discriminative_power"] for p in shown][::-1]
+    ax.barh(names, values, color="#0969da")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(f"share of the {shown[0]['n_pairs']} run pairs significantly different")
+    ax.tick_params(axis="y", labelsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"Discriminative power, {collection_id} (randomized Tukey HSD, alpha {shown[0]['alpha']:g}, "
+                 f"{shown[0]['n_questions']} questions)")  # fmt: skip
+    return Chart(collection_id, "discriminative-power",
+                 f"Bar chart of each measure's discriminative power over the run pairs of {collection_id}",
+                 "Per measure: the share of run pairs the randomized Tukey HSD tells apart. A measure with more "
+                 "tells runs apart with these questions.", png(fig), wide=True)
+
+
+def many_runs_section(con: duckdb.DuckDBPyConnection, collection_id: str,
+                      leaderboard: list[dict[str, Any]]) -> tuple[str, list[Chart]]:  # fmt: skip
+    """Many runs at once: each run's letter groups on NDCG@k, the questions needed, and the discriminative power
+    chart (run_letter_groups, measure_anova, measure_questions_needed). Empty for a collection of one run."""
+    if not has_tables(con, "run_letter_groups", "measure_anova", "measure_questions_needed"):
+        return "", []
+    letters = rows(con, "select run_id, k, letters, alpha from main.run_letter_groups "
+                        "where collection_id = ? and measure = ?", [collection_id, NDCG])  # fmt: skip
+    if not letters:
+        return "", []
+    powers = rows(con, """
+        select anova.measure_name, anova.discriminative_power, anova.n_pairs, anova.alpha, anova.n_questions
+        from main.measure_anova as anova
+        inner join main.measure_catalog as catalog on anova.measure = catalog.measure
+        where anova.collection_id = ?
+        order by catalog.measure_position, anova.k
+        """, [collection_id])  # fmt: skip
+    ks = sorted({row["k"] for row in letters})
+    by_run = {(row["run_id"], row["k"]): row["letters"] for row in letters}
+    runs = list(dict.fromkeys(r["run_id"] for r in sorted(leaderboard, key=lambda r: r["run_position"])))
+    parts = ["<h3>Groups of runs</h3>",
+             f"<p>Runs that share a letter cannot be told apart on NDCG@k: the randomized Tukey HSD over every pair of "
+             f"runs, alpha {letters[0]['alpha']:g} (run_letter_groups; every pair in run_pair_tests).</p>",
+             table(["run", *(f"NDCG@{k}" for k in ks)], [[fmt(run), *(fmt(by_run.get((run, k))) for k in ks)]
+                                                         for run in runs],
+                   [f' class="letters" data-run="{html.escape(run)}"' for run in runs]),
+             f'<p class="questions-needed">{html.escape(questions_line(con, collection_id, max(ks)))}.</p>']  # fmt: skip
+    chart = discriminative_power_chart(powers, collection_id)
+    return "\n".join(parts), [chart] if chart else []
+
+
 def fmt(value: object, signed: bool = False) -> str:
     if value is None:
         return "n/a"
@@ -683,6 +736,9 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
         ))
     else:
         parts.append("<p>No comparison: the collection needs the baseline run and at least one other run.</p>")
+    many, many_charts = many_runs_section(con, collection_id, leaderboard)
+    parts += [many, *(f'<div class="charts">{figure(chart)}</div>' for chart in many_charts)]
+    charts += many_charts
     parts.append(slices_section(con, collection_id))
     parts.append(judging_section(con, collection_id))
     parts.append("<h3>Missed relevant documents</h3>")

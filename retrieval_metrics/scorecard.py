@@ -4,7 +4,9 @@ NDCG@k) and MRR, each mean with its 95% bootstrap interval, each label marked wi
 measured at where that is not 1 (Recall(rel=2)@10, as ir_measures writes it), the baseline run first and then the
 others by the collection's headline measure (run_leaderboard.run_position), then, for each collection with
 several runs, the runs side by side with wins/ties/losses, effect sizes and p-values against the baseline (or one line saying the
-collection has none and how to set it). Columns line up whatever the cutoffs and run ids.
+collection has none and how to set it), and last, per such collection, its letter groups on NDCG@k (runs sharing
+a letter cannot be told apart) and how many questions it needs (topic set size design, measure_anova and
+measure_questions_needed), in one line. Columns line up whatever the cutoffs and run ids.
 
     retrieval-metrics scorecard [--db PATH]
 """
@@ -200,6 +202,65 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
     return lines
 
 
+def has_tables(con: duckdb.DuckDBPyConnection, *names: str) -> bool:
+    found = con.execute("select count(distinct table_name) from duckdb_tables() where schema_name = 'main' "
+                        "and list_contains(?, table_name)", [list(names)]).fetchall()[0][0]  # fmt: skip
+    return bool(found == len(names))
+
+
+def many_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Per collection with 2+ runs: each run's letter groups on NDCG@k (run_letter_groups), then one line saying
+    the smallest NDCG difference its questions detect (paired t-test) and the questions each target difference
+    needs, at the collection's largest k (measure_anova, measure_questions_needed)."""
+    if not has_tables(con, "run_letter_groups", "measure_anova", "measure_questions_needed"):
+        return []  # a warehouse built before them
+    lines: list[str] = []
+    collections = con.execute("select distinct collection_id, alpha from main.run_letter_groups order by 1").fetchall()
+    for collection_id, alpha in collections:
+        letters = con.execute(
+            """
+            select groups.run_id, groups.k, groups.letters
+            from main.run_letter_groups as groups
+            inner join main.run_leaderboard as leaderboard using (collection_id, run_id, k)
+            where groups.collection_id = ? and groups.measure = 'ndcg_cut'
+            order by leaderboard.run_position, groups.k
+            """,
+            [collection_id],
+        ).fetchall()
+        if not letters:
+            continue
+        ks = sorted({k for _, k, _ in letters})
+        by_run: dict[str, dict[int, str]] = {}
+        for run_id, k, run_letters in letters:
+            by_run.setdefault(run_id, {})[k] = run_letters
+        rows = [["run", *(f"NDCG@{k}" for k in ks)]]
+        rows += [[run_id, *(groups.get(k, "") for k in ks)] for run_id, groups in by_run.items()]
+        lines += ["", f"{collection_id}: groups by NDCG@k (runs sharing a letter cannot be told apart: randomized "
+                      f"Tukey HSD over every pair of runs, alpha {alpha:g})", *aligned(rows)]  # fmt: skip
+        lines.append(questions_line(con, collection_id, max(ks)))
+    return lines
+
+
+def questions_line(con: duckdb.DuckDBPyConnection, collection_id: str, k: int) -> str:
+    """One line: the smallest difference in NDCG@k the collection's questions detect, and the questions each
+    target difference needs (paired t-test, the collection's alpha and power)."""
+    found = con.execute(
+        "select n_questions, n_runs, detectable_difference_t, alpha, power from main.measure_anova "
+        "where collection_id = ? and measure_name = ?", [collection_id, f"ndcg_cut_{k}"]).fetchall()  # fmt: skip
+    if not found or found[0][2] is None:
+        return f"{collection_id}: NDCG@{k} does not vary across its runs: no topic set size design"
+    n_questions, n_runs, detectable, alpha, power = found[0]
+    needed = con.execute(
+        "select target_difference, questions_needed_t from main.measure_questions_needed "
+        "where collection_id = ? and measure_name = ? order by target_difference",
+        [collection_id, f"ndcg_cut_{k}"]).fetchall()  # fmt: skip
+    needs = ", ".join(f"{difference:g} needs {count}" for difference, count in needed)
+    return (f"{collection_id}: {n_questions} questions detect a difference of {detectable:.3f} in NDCG@{k} at "
+            f"power {power:g} (paired t-test, alpha {alpha:g}, residual variance of {n_runs} runs); a difference "
+            f"of {needs} questions")
+
+
 def scorecard(con: duckdb.DuckDBPyConnection) -> str:
-    """The whole scorecard: the lesson's table for every run, then the side-by-side comparisons."""
-    return "\n".join(run_blocks(con) + side_by_side(con))
+    """The whole scorecard: the lesson's table for every run, the side-by-side comparisons, then the groups and
+    the questions needed."""
+    return "\n".join(run_blocks(con) + side_by_side(con) + many_runs(con))

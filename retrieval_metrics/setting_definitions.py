@@ -188,6 +188,15 @@ def _version(value: object) -> str | None:
 VERSION = Rule(_version, "`latest` or a version number >= 0",
                lambda value: ["latest" if text_of(value).lower() == "latest" else str(int(text_of(value)))])
 
+def _differences(value: object) -> str | None:
+    values = items_of(value)
+    good = values and all((number := number_of(v)) is not None and 0 < number < 1e300 for v in values)
+    return None if good else "is not a list of positive numbers"
+
+
+DIFFERENCES = Rule(_differences, "a list of positive numbers: `[0.02, 0.05]` or `0.02,0.05`",
+                   lambda value: [repr(n) for n in sorted({float(text_of(item)) for item in items_of(value)})])  # fmt: skip
+
 MEASURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")  # as measure_catalog names them: ndcg_cut_10
 
 
@@ -279,6 +288,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("n_permutations", integer(1), 10000, "the paired randomization test's resamples (exact when "
             "2^questions <= it)", "p-values", VAR),
     Setting("permutation_seed", integer(0), 20261202, "the randomization test's seed", "p-values", VAR),
+    Setting("alpha", PROBABILITY, 0.05, "the significance level of the all-pairs tests, the letter groups, "
+            "discriminative power and the topic set size design", "groups, questions needed"),
+    Setting("power", PROBABILITY, 0.8, "the power of the topic set size design", "questions needed"),
+    Setting("target_differences", DIFFERENCES, [0.02, 0.05, 0.1], "the differences the topic set size design "
+            "gives the questions needed for", "questions needed", list_valued=True),
+    Setting("hsd_permutations", integer(1, MAX_INTEGER), 1000, "the randomized Tukey HSD's permutations of the "
+            "runs' values within each question (seed permutation_seed)", "HSD p-values, groups"),
     Setting("test_all_runs", BOOLEAN, False, "the tests of the per-run tables check every run, not only those "
             "the build computes", "", VAR),
     Setting("gated_collection_id", IDENTIFIER_RULE, "docent", "the collection the gate's vars apply to", "", VAR,

@@ -194,7 +194,8 @@ def connect(
 # the marts the readers (scorecard, report, export) need: models/marts/{measures,comparisons,judging}
 MARTS = ("question_metrics", "run_metrics", "missed_relevant_docs", "run_leaderboard", "measure_catalog",
          "question_measures", "run_measures", "question_comparisons", "run_comparisons", "run_tag_measures",
-         "run_tag_comparisons", "judging_queue", "judging_pool_coverage", "qrels_version_changes",
+         "run_tag_comparisons", "run_pair_tests", "measure_anova", "run_letter_groups", "measure_questions_needed",
+         "judging_queue", "judging_pool_coverage", "qrels_version_changes",
          "qrels_version_leaderboard_changes", "judge_agreement", "judge_confusion", "judge_leaderboard_agreement")  # fmt: skip
 
 

@@ -65,7 +65,11 @@ own as (
     ('bootstrap_resamples', integer_var('bootstrap_resamples', 1, 2147483647)),
     ('bootstrap_seed', integer_var('bootstrap_seed', 0, 9223372036854775807)),
     ('min_judge_kappa', min_judge_kappa()),
+    ('alpha', significance_level()),
+    ('power', design_power()),
+    ('hsd_permutations', integer_var('hsd_permutations', 1, 2147483647)),
 ]) %}
+{%- for difference in target_differences() %}{% do defaults.append(('target_differences', difference)) %}{% endfor -%}
 {#- the regression gate's runs and measures: the vars', for the collection gated_collection_id only -#}
 {%- set gates = [] -%}
 {%- for setting in ['gated_run_ids', 'gated_measures'] -%}

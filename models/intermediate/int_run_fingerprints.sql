@@ -37,7 +37,9 @@ settings_versions as (
         max(case when setting = 'baseline_run_id' then value end) as baseline_run_id,
         {{ unordered_hash_agg(['setting', 'value']) }} as settings_hash
     from {{ ref('int_collection_settings') }}
-    where setting not in ('gated_run_ids', 'gated_measures', 'min_judge_kappa')  -- the gates check numbers, change none
+    -- the gates check numbers, change none; the all-pairs settings change no per-run model
+    where setting not in ('gated_run_ids', 'gated_measures', 'min_judge_kappa', 'alpha', 'power', 'target_differences',
+        'hsd_permutations')
     group by collection_id
 ),
 

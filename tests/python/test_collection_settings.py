@@ -80,8 +80,10 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
         "(set here); ignore_identical_ids false (set here); max_docs_per_question none (set here); trec_eval_version "
         "9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the "
         "var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); baseline_run_id run0 (set "
-        "here); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
-        "tie_rule trec_eval (set here); measures none (the default); user_measures none (the default)"
+        "here); alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
+        "1000 (the var's); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
+        "tie_rule trec_eval (set here); measures none (the default); "
+        "user_measures none (the default)"
     )
     built = warehouse.cli("build")
     assert built.returncode == 0, built.stdout + built.stderr
@@ -109,7 +111,9 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
                '"trec_eval_version": 9}',
     }  # fmt: skip
     assert warehouse.rows("select collection_id, setting, list(value order by value), any_value(set_by) "
-                          "from intermediate.int_collection_settings group by all order by all") == [
+                          "from intermediate.int_collection_settings group by all order by all") == sorted([
+        ("docent", "alpha", ["0.05"], "var"), ("docent", "hsd_permutations", ["1000"], "var"), ("docent", "power", ["0.8"], "var"),
+        ("docent", "target_differences", ["0.02", "0.05", "0.1"], "var"),
         ("docent", "averaging", ["all_questions"], "seed"), ("docent", "baseline_run_id", ["keyword_overlap"], "seed"),
         ("docent", "bootstrap_resamples", ["1000"], "var"), ("docent", "bootstrap_seed", ["20261203"], "var"),
         ("docent", "err_max_grade", ["4"], "seed"),
@@ -123,6 +127,8 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("docent", "qrels_version", ["latest"], "var"),
         ("docent", "rbp_persistence", ["0.9"], "var"), ("docent", "relevance_level", ["1"], "seed"),
         ("docent", "tie_rule", ["doc_order"], "seed"), ("docent", "trec_eval_version", ["9"], "seed"),
+        ("gen", "alpha", ["0.05"], "var"), ("gen", "hsd_permutations", ["1000"], "var"), ("gen", "power", ["0.8"], "var"),
+        ("gen", "target_differences", ["0.02", "0.05", "0.1"], "var"),
         ("gen", "averaging", ["all_questions"], "warehouse"), ("gen", "baseline_run_id", ["run0"], "warehouse"),
         ("gen", "bootstrap_resamples", ["500"], "warehouse"), ("gen", "bootstrap_seed", ["20261203"], "var"),
         ("gen", "err_max_grade", ["4"], "var"), ("gen", "ignore_identical_ids", ["false"], "warehouse"),
@@ -132,7 +138,7 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("gen", "qrels_version", ["latest"], "var"),
         ("gen", "rbp_persistence", ["0.9"], "var"), ("gen", "relevance_level", ["2"], "warehouse"),
         ("gen", "tie_rule", ["trec_eval"], "warehouse"), ("gen", "trec_eval_version", ["9"], "warehouse"),
-    ]  # fmt: skip
+    ])  # fmt: skip
 
 
 def test_the_values_under_the_collections_settings_equal_pytrec_eval(two_collections) -> None:
@@ -231,8 +237,10 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "false (set here); ignore_identical_ids false (set here); max_docs_per_question none (set here); "
         "trec_eval_version 9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); "
         "qrels_version latest (the var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
-        "baseline_run_id run0 (set here); gated_run_ids none (not gated); gated_measures none (not gated); "
-        "min_judge_kappa none (the var's); tie_rule trec_eval (set here); measures none (the default); user_measures none (the default)"
+        "baseline_run_id run0 (set here); alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
+        "1000 (the var's); gated_run_ids none (not gated); gated_measures none (not gated); "
+        "min_judge_kappa none (the var's); tie_rule trec_eval (set here); measures none (the default); "
+        "user_measures none (the default)"
     )
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
         "collection docent: preset lesson (the seed's); k_values 1, 2, 3 (the seed's); averaging all_questions (the "
@@ -240,6 +248,8 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "(the seed's); max_docs_per_question none (the var's); trec_eval_version 9 (the seed's); err_max_grade 4 "
         "(the seed's); rbp_persistence 0.9 (the var's); qrels_version latest (the var's); bootstrap_resamples 1000 "
         "(the var's); bootstrap_seed 20261203 (the var's); baseline_run_id keyword_overlap (the seed's); "
+        "alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
+        "1000 (the var's); "
         "gated_run_ids bm25, keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); "
         "min_judge_kappa none (the var's); tie_rule doc_order (the seed's); measures none (the default); user_measures none (the default)"
     )
@@ -308,7 +318,8 @@ def test_an_overridden_preset_and_a_setting_stored_under_its_old_name(two_collec
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, averaging, "
          "relevance_level, judged_docs_only, ignore_identical_ids, max_docs_per_question, trec_eval_version, "
          "err_max_grade, rbp_persistence, qrels_version, bootstrap_resamples, bootstrap_seed, baseline_run_id, "
-         "gated_run_ids, gated_measures, min_judge_kappa, tie_rule, measures, user_measures)"),
+         "alpha, power, target_differences, hsd_permutations, gated_run_ids, gated_measures, min_judge_kappa, "
+         "tie_rule, measures, user_measures)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl-passage, trec-dl-doc, trec-adhoc, "
          "msmarco-passage, beir, trec-rag"),

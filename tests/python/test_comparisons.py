@@ -180,7 +180,7 @@ def test_scorecard_prints_ndcg_against_the_baseline_with_effect_sizes(compared: 
         lines = scorecard(con).splitlines()
     start = lines.index("pair: runs side by side")
     # the effect sizes are the ones checked above (+0.66 = 0.4 / sd, -0.45); p-values as scipy's
-    assert lines[start + 6:] == [
+    assert lines[start + 6 : start + 9] == [
         "NDCG@k against the baseline base (wins/ties/losses over questions, mean difference, effect size d_z = "
         "mean / sd of the differences, paired t-test p, randomization p, randomization p Holm-adjusted across runs)",
         "better               k=2     3/1/1   diff +0.400   d_z  +0.66   t p  0.214   rand p  0.375   Holm  0.750",

@@ -109,8 +109,9 @@ def test_int_collection_settings_lists_every_default_and_records_every_recorded_
     expected = {s.name for s in collection_settings() if s.has_var and not s.list_valued}
     assert listed == expected, (listed ^ expected)
     assert "cutoff_values()" in model and "['gated_run_ids', 'gated_measures']" in model
+    assert "target_differences()" in model
     with_var = {s.name for s in collection_settings() if s.list_valued and s.has_var}
-    assert with_var == {"k_values", "gated_run_ids", "gated_measures"}
+    assert with_var == {"k_values", "gated_run_ids", "gated_measures", "target_differences"}
     recorded = re.findall(r'"(\w+)": ', EVALUATION_MODEL.read_text())
     assert recorded == sorted(recorded) == sorted(s.name for s in SETTINGS if s.recorded)
 

@@ -34,7 +34,7 @@ KEYWORD_OVERLAP_NDCG = {1: 0.6666666666666666, 2: 0.8068732785714351, 3: 0.80687
 EXPECTED = {
     "Leaderboard": (
         ("select collection_id, k, run_position, run_id, ndcg, recall, precision, mrr, mean_average_precision, "
-        "latency_p95_ms from run_leaderboard order by collection_id, k, run_position"), True),
+        "latency_p95_ms, ndcg_letters from run_leaderboard order by collection_id, k, run_position"), True),
     "NDCG@k per run": ("select run_id, k, ndcg from run_leaderboard", False),
     "NDCG@k with its 95% interval": (
         ("select collection_id, run_id, measure_name, k, value, ci_low, ci_high, n_questions from run_measures "
@@ -45,6 +45,9 @@ EXPECTED = {
     "Headline NDCG of each retriever over time": (  # the time axis as the API gives it: epoch milliseconds
         ("select epoch_ms(date_trunc('second', written_at)), collection_id || ' / ' || retriever, max(headline_ndcg) "
          "from run_leaderboard group by all"), False),
+    "Discriminative power per measure": (
+        ("select collection_id, measure_name, discriminative_power, n_significant_pairs, n_pairs, n_questions, "
+        "residual_variance, detectable_difference_t from measure_anova order by collection_id, measure_name"), True),
     "Per question": (
         ("select collection_id, run_id, question_id, k, ndcg, recall, reciprocal_rank, first_relevant_rank "
         "from question_metrics order by collection_id, run_id, question_id, k"), True),

@@ -82,6 +82,7 @@ select
     latencies.latency_p50_ms,
     latencies.latency_p95_ms,
     baseline.run_id as baseline_run_id,
+    letter_groups.letters as ndcg_letters,
     {%- for measure in measure_registry() if measure.run_metrics_column %}
     run_metrics.{{ measure.run_metrics_column }} - baseline.{{ measure.run_metrics_column }}
         as {{ measure.run_metrics_column }}_vs_baseline{% if not loop.last %},{% endif %}
@@ -96,3 +97,8 @@ inner join run_positions
 left join latencies
     on run_metrics.collection_id = latencies.collection_id
     and run_metrics.run_id = latencies.run_id
+left join {{ ref('run_letter_groups') }} as letter_groups
+    on run_metrics.collection_id = letter_groups.collection_id
+    and run_metrics.run_id = letter_groups.run_id
+    and letter_groups.measure = 'ndcg_cut'
+    and run_metrics.k = letter_groups.k

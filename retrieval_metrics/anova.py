@@ -1,0 +1,524 @@
+"""Many runs at once, over the questions they all answer (one collection, one measure name): the two-way ANOVA
+of runs x questions without replication, every pair's Tukey HSD p-value (the studentized range) and its
+randomized version (Carterette 2012; Sakai 2018, ch. 4), the groups of runs that cannot be told apart (a compact
+letter display), and topic set size design (Sakai 2016): the smallest difference n questions detect, and the
+questions a named difference needs, for a paired t-test and for the ANOVA over all the runs.
+
+A measure whose values do not vary (residuals within TIE_TOLERANCE) has no F, p-values or effect sizes: nulls.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+TIE_TOLERANCE = 1e-12  # as retrieval_metrics.stats: differences this small are float noise
+HSD_BATCH = 1000  # permutations drawn per call of the generator: the draws depend on it
+GATHERED_VALUES = 4_000_000  # permuted values per gather (32 MB)
+
+
+@dataclass(frozen=True)
+class Anova:
+    """The two-way ANOVA table of a runs x questions matrix (no replication): sums of squares, degrees of
+    freedom, mean squares, and F and p for the runs and the questions against the residual. F and p are None when
+    the residual mean square is 0 (the values do not vary beyond the runs' and questions' effects)."""
+
+    n_runs: int
+    n_questions: int
+    ss_runs: float
+    ss_questions: float
+    ss_residual: float
+    df_runs: int
+    df_questions: int
+    df_residual: int
+    f_runs: float | None
+    p_runs: float | None
+    f_questions: float | None
+    p_questions: float | None
+
+    @property
+    def ms_runs(self) -> float:
+        return self.ss_runs / self.df_runs
+
+    @property
+    def ms_questions(self) -> float:
+        return self.ss_questions / self.df_questions
+
+    @property
+    def ms_residual(self) -> float:
+        return self.ss_residual / self.df_residual
+
+    @property
+    def varies(self) -> bool:
+        return self.f_runs is not None
+
+
+def anova(values: np.ndarray) -> Anova:
+    """The two-way ANOVA of `values` (runs x questions, at least 2 x 2), as statsmodels' ols("value ~ C(run) +
+    C(question)") with anova_lm: SS_runs = n sum (run mean - grand mean)^2, SS_questions = m sum (question mean -
+    grand mean)^2, SS_residual = sum (value - run mean - question mean + grand mean)^2."""
+    from scipy import stats
+
+    m, n = values.shape
+    grand = values.mean()
+    run_means, question_means = values.mean(axis=1), values.mean(axis=0)
+    residuals = values - run_means[:, None] - question_means[None, :] + grand
+    ss_runs = float(n * np.sum((run_means - grand) ** 2))
+    ss_questions = float(m * np.sum((question_means - grand) ** 2))
+    ss_residual = float(np.sum(residuals**2))
+    df_runs, df_questions, df_residual = m - 1, n - 1, (m - 1) * (n - 1)
+    f_runs = p_runs = f_questions = p_questions = None
+    if np.max(np.abs(residuals)) > TIE_TOLERANCE:
+        ms_residual = ss_residual / df_residual
+        f_runs = ss_runs / df_runs / ms_residual
+        f_questions = ss_questions / df_questions / ms_residual
+        p_runs = float(stats.f.sf(f_runs, df_runs, df_residual))
+        p_questions = float(stats.f.sf(f_questions, df_questions, df_residual))
+    return Anova(m, n, ss_runs, ss_questions, ss_residual, df_runs, df_questions, df_residual,
+                 f_runs, p_runs, f_questions, p_questions)  # fmt: skip
+
+
+def pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i, j), i < j, of m runs, in order (0, 1), (0, 2), ..., (m - 2, m - 1)."""
+    i, j = np.triu_indices(m, k=1)
+    return i, j
+
+
+def tukey_hsd_p_values(run_means: np.ndarray, table: Anova) -> np.ndarray | None:
+    """Tukey's HSD p-value of every pair (pairs() order): the studentized range |mean_i - mean_j| /
+    sqrt(MS_residual / n) of m runs with the residual's degrees of freedom (scipy.stats.studentized_range).
+    None when the values do not vary."""
+    from scipy import stats
+
+    if not table.varies:
+        return None
+    i, j = pairs(table.n_runs)
+    q = np.abs(run_means[i] - run_means[j]) / math.sqrt(table.ms_residual / table.n_questions)
+    distinct, back = np.unique(q, return_inverse=True)  # scipy takes ~7 ms a value: each distinct one once
+    return np.asarray(stats.studentized_range.sf(distinct, table.n_runs, table.df_residual), dtype=float)[back]
+
+
+def hsd_draws(n_runs: int, n_questions: int, n_permutations: int, seed: int) -> Iterator[np.ndarray]:
+    """The randomized Tukey HSD's permutations, in chunks (permutations x questions x runs run indices): each
+    permutation one call of rng.permuted(an n_questions x n_runs array of arange(n_runs), axis=-1) of
+    np.random.default_rng(seed), each question's runs shuffled on its own. Permutation b gives run r, at question
+    q, the value of run draws[b, q, r]."""
+    rng = np.random.default_rng(seed)
+    runs = np.broadcast_to(np.arange(n_runs, dtype=np.int32), (n_questions, n_runs))
+    step = max(1, GATHERED_VALUES // (n_questions * n_runs))
+    for start in range(0, n_permutations, step):
+        yield np.stack([rng.permuted(runs, axis=-1) for _ in range(min(step, n_permutations - start))])
+
+
+def permuted_ranges(matrices: np.ndarray, n_permutations: int, seed: int) -> np.ndarray:
+    """For each measure of `matrices` (measures x runs x questions) and each permutation of hsd_draws (the same
+    permutations for every measure), the range of the runs' means (largest minus smallest) over the permuted
+    values: measures x permutations."""
+    count, m, n = matrices.shape
+    by_question = matrices.transpose(0, 2, 1)  # measures x questions x runs
+    ranges, questions = [], np.arange(n)[None, :, None]
+    for draws in hsd_draws(m, n, n_permutations, seed):
+        step = max(1, GATHERED_VALUES // (len(draws) * n * m))
+        for first in range(0, count, step):
+            means = by_question[first : first + step][:, questions, draws].sum(axis=2) / n  # measures x b x runs
+            ranges.append((first, means.max(axis=2) - means.min(axis=2)))
+    result = np.empty((count, n_permutations))
+    filled = np.zeros(count, dtype=int)
+    for first, part in ranges:
+        rows = slice(first, first + len(part))
+        result[rows, filled[first] : filled[first] + part.shape[1]] = part
+        filled[rows] += part.shape[1]
+    return result
+
+
+def randomized_tukey_p_values(run_means: np.ndarray, ranges: np.ndarray) -> np.ndarray:
+    """The randomized Tukey HSD p-value of every pair (pairs() order): the share of permutations whose range of
+    run means is at least the pair's |difference| (a range within TIE_TOLERANCE below it counts)."""
+    i, j = pairs(len(run_means))
+    observed = np.abs(run_means[i] - run_means[j])
+    ordered = np.sort(ranges)
+    below = np.searchsorted(ordered, observed - TIE_TOLERANCE, side="left")
+    return (len(ranges) - below) / len(ranges)
+
+
+def letter_name(index: int) -> str:
+    """a, b, ..., z, aa, ab, ... (as spreadsheet columns, lower case)."""
+    name = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        name = chr(97 + rest) + name
+    return name
+
+
+def letter_groups(run_means: np.ndarray, significant: np.ndarray) -> list[str]:
+    """The compact letter display of m runs (Piepho's insert-and-absorb, 2004): runs sharing a letter are not
+    significantly different (`significant`: one bool per pair, pairs() order), every pair that is differs in its
+    letters. The groups are the maximal sets of runs no two of which differ; lettered a, b, ... by their best
+    mean (higher first), then by their first run. Each run's letters, in order."""
+    m = len(run_means)
+    columns: list[frozenset[int]] = [frozenset(range(m))]
+    for i, j, differ in zip(*pairs(m), significant, strict=True):
+        if not differ:
+            continue
+        split = []
+        for column in columns:
+            split.extend([column - {i}, column - {j}] if i in column and j in column else [column])
+        kept = sorted(set(split), key=len, reverse=True)
+        columns = [c for n, c in enumerate(kept) if c and not any(c < other for other in kept[:n])]
+    order = sorted(columns, key=lambda c: (-max(run_means[r] for r in c), min(c), sorted(c)))
+    letters = [""] * m
+    for index, column in enumerate(order):
+        for run in column:
+            letters[run] += letter_name(index)
+    return letters
+
+
+def paired_t_power(effect_size: float, n: float, alpha: float) -> float:
+    """The power of a two-sided paired (one-sample) t-test of n pairs at `alpha` for a standardized difference
+    `effect_size` (statsmodels' TTestPower). Where scipy's noncentral t gives no number (few questions, a large
+    effect), the same probability by integration over the chi-square: E[Phi(nc - c sqrt(V / df)) + Phi(-nc -
+    c sqrt(V / df))], V ~ chi2(df)."""
+    from scipy import integrate, stats
+
+    df = n - 1
+    critical = stats.t.isf(alpha / 2, df)
+    noncentrality = effect_size * math.sqrt(n)
+    power = float(stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality))
+    if math.isnan(power):
+        def density(v: float) -> float:
+            scale = critical * math.sqrt(v / df)
+            return float((stats.norm.cdf(noncentrality - scale) + stats.norm.cdf(-noncentrality - scale))
+                         * stats.chi2.pdf(v, df))  # fmt: skip
+
+        power = float(integrate.quad(density, 0, np.inf, limit=200)[0])
+    return min(1.0, power)
+
+
+def anova_power(effect_size: float, n_observations: float, n_groups: int, alpha: float) -> float:
+    """The power of a one-way ANOVA F-test of n_groups groups, n_observations in all, at `alpha` for Cohen's f
+    `effect_size` (statsmodels' FTestAnovaPower; noncentrality f^2 n_observations)."""
+    from scipy import stats
+
+    df_groups, df_error = n_groups - 1, n_observations - n_groups
+    critical = stats.f.isf(alpha, df_groups, df_error)
+    power = float(stats.ncf.sf(critical, df_groups, df_error, effect_size**2 * n_observations))
+    return 1.0 if math.isnan(power) else power  # scipy's ncf gives up far out
+
+
+def _solved(power_of: object, target: float, low: float, high: float) -> float:
+    """The x in [low, high] where power_of(x) (increasing) is `target` (brentq, the interval widened as needed)."""
+    from scipy import optimize
+
+    if power_of(low) >= target:  # type: ignore[operator]
+        return low
+    while power_of(high) < target:  # type: ignore[operator]
+        high *= 2
+    return float(optimize.brentq(lambda x: power_of(x) - target, low, high, xtol=1e-12, rtol=1e-12))  # type: ignore[operator]
+
+
+def detectable_difference_t(variance: float, n: int, alpha: float, power: float) -> float | None:
+    """The smallest difference between two runs a two-sided paired t-test over n questions detects at `alpha` with
+    `power`, the difference's variance taken as 2 `variance` (the residual variance: Sakai 2016). None when
+    n < 2 or the variance is 0."""
+    if n < 2 or not variance > 0:
+        return None
+    effect = _solved(lambda d: paired_t_power(d, n, alpha), power, 1e-9, 1.0)
+    return effect * math.sqrt(2 * variance)
+
+
+def fewest(power_of: object, target: float, low: int) -> int:
+    """The least integer n >= low with power_of(n) (increasing in n) >= target: the continuous solution of
+    statsmodels' solve_power, rounded up."""
+    if power_of(low) >= target:  # type: ignore[operator]
+        return low
+    high = low * 2
+    while power_of(high) < target:  # type: ignore[operator]
+        low, high = high, high * 2
+    while high - low > 1:  # power_of(low) < target <= power_of(high)
+        middle = (low + high) // 2
+        low, high = (middle, high) if power_of(middle) < target else (low, middle)  # type: ignore[operator]
+    return high
+
+
+def questions_needed_t(difference: float, variance: float, alpha: float, power: float) -> int | None:
+    """The fewest questions a two-sided paired t-test needs to detect `difference` at `alpha` with `power` (at least
+    2; statsmodels' TTestPower.solve_power, rounded up)."""
+    if not variance > 0 or not difference > 0:
+        return None
+    effect = difference / math.sqrt(2 * variance)
+    return fewest(lambda n: paired_t_power(effect, n, alpha), power, 2)
+
+
+def detectable_difference_anova(variance: float, n_runs: int, n: int, alpha: float, power: float) -> float | None:
+    """The smallest range of n_runs runs' means (best minus worst) the ANOVA over n questions detects at `alpha`
+    with `power` (Sakai 2016: one-way ANOVA, the other runs at the middle; Cohen's f = range / sqrt(2 n_runs
+    variance)). None when there are fewer than 2 runs or questions, or the variance is 0."""
+    if n < 2 or n_runs < 2 or not variance > 0:
+        return None
+    effect = _solved(lambda f: anova_power(f, n_runs * n, n_runs, alpha), power, 1e-9, 1.0)
+    return effect * math.sqrt(2 * n_runs * variance)
+
+
+def questions_needed_anova(difference: float, variance: float, n_runs: int, alpha: float, power: float) -> int | None:
+    """The fewest questions (per run) the ANOVA over n_runs runs needs to detect a range `difference` at `alpha`
+    with `power` (statsmodels' FTestAnovaPower.solve_power's observations over n_runs, rounded up)."""
+    if not variance > 0 or not difference > 0 or n_runs < 2:
+        return None
+    effect = difference / math.sqrt(2 * n_runs * variance)
+    return fewest(lambda n: anova_power(effect, n_runs * n, n_runs, alpha), power, 2)
+
+
+# the columns of run_pair_tests, measure_anova, run_letter_groups and measure_questions_needed, with their SQL types
+KEY_TYPES = {"collection_id": "string", "measure_name": "string", "measure": "string", "k": "integer"}
+PAIR_TYPES = {**KEY_TYPES, "run_id": "string", "other_run_id": "string", "n_runs": "integer",
+              "n_questions": "integer", "run_mean": "double", "other_run_mean": "double",
+              "mean_difference": "double", "difference_ci_low": "double", "difference_ci_high": "double",
+              "effect_size": "double", "tukey_hsd_p_value": "double", "randomized_tukey_hsd_p_value": "double",
+              "hsd_permutations": "integer", "alpha": "double", "is_significant": "boolean",
+              "wins": "integer", "ties": "integer", "losses": "integer", "paired_effect_size": "double",
+              "t_statistic": "double", "t_p_value": "double", "randomization_p_value": "double",
+              "n_permutations": "bigint", "is_exact_randomization": "boolean"}  # fmt: skip
+PAIR_KEYS = ["collection_id", "measure_name", "run_id", "other_run_id"]
+COMPARED = ["wins", "ties", "losses", "paired_effect_size", "t_statistic", "t_p_value", "randomization_p_value",
+            "n_permutations", "is_exact_randomization"]  # run_comparison_tests' tests, for every pair
+ANOVA_TYPES = {**KEY_TYPES, "n_runs": "integer", "n_questions": "integer",
+               **{f"{stat}_{source}": sql_type for source in ("runs", "questions")
+                  for stat, sql_type in (("ss", "double"), ("df", "integer"), ("ms", "double"), ("f", "double"),
+                                         ("p", "double"))},
+               "ss_residual": "double", "df_residual": "integer", "residual_variance": "double", "alpha": "double",
+               "power": "double", "detectable_difference_t": "double", "detectable_difference_anova": "double",
+               "n_pairs": "integer", "n_significant_pairs": "integer",
+               "discriminative_power": "double"}  # fmt: skip
+LETTER_TYPES = {**KEY_TYPES, "run_id": "string", "n_runs": "integer", "n_questions": "integer",
+                "run_mean": "double", "mean_rank": "integer", "letters": "string", "alpha": "double"}  # fmt: skip
+NEEDED_TYPES = {**KEY_TYPES, "target_difference": "double", "n_runs": "integer", "n_questions": "integer",
+                "residual_variance": "double", "alpha": "double", "power": "double",
+                "questions_needed_t": "integer", "questions_needed_anova": "integer"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Family:
+    """The runs of one collection compared on one measure name over the questions they all average: their
+    values (runs x questions, runs and questions sorted by id) and the two-way ANOVA of them."""
+
+    collection_id: str
+    measure_name: str
+    measure: str
+    k: int | None
+    run_ids: list[str]
+    question_ids: list[str]
+    values: np.ndarray
+    table: Anova
+
+    @property
+    def run_means(self) -> np.ndarray:
+        return self.values.mean(axis=1)
+
+
+@dataclass(frozen=True)
+class CollectionSettings:
+    """A collection's settings for the all-pairs tests (int_collection_settings' rows)."""
+
+    alpha: float
+    power: float
+    hsd_permutations: int
+    target_differences: tuple[float, ...]
+
+
+def collection_settings(settings: pd.DataFrame) -> dict[str, CollectionSettings]:
+    """Each collection's all-pairs settings from int_collection_settings' rows (collection_id, setting, value)."""
+    found: dict[str, CollectionSettings] = {}
+    for collection_id, rows in settings.groupby("collection_id", sort=True):
+        values = rows.groupby("setting")["value"].apply(list).to_dict()
+        found[str(collection_id)] = CollectionSettings(
+            float(values["alpha"][0]), float(values["power"][0]), int(values["hsd_permutations"][0]),
+            tuple(sorted(float(value) for value in values["target_differences"])))  # fmt: skip
+    return found
+
+
+def families(measured: pd.DataFrame) -> Iterator[Family]:
+    """The families of `measured` (rows: collection_id, run_id, question_id, measure_name, measure, k, value; the
+    averaged questions): per (collection, measure name), the runs over the questions every one of them averages.
+    None for fewer than two runs or two such questions."""
+    measured = measured.sort_values(["collection_id", "measure_name", "run_id", "question_id"], kind="mergesort")
+    for (collection_id, measure_name), rows in measured.groupby(["collection_id", "measure_name"], sort=True):
+        grid = rows.pivot(index="run_id", columns="question_id", values="value").dropna(axis=1)
+        if grid.shape[0] < 2 or grid.shape[1] < 2:
+            continue
+        values = grid.to_numpy(dtype=float)
+        k = rows["k"].iloc[0]
+        yield Family(str(collection_id), str(measure_name), str(rows["measure"].iloc[0]),
+                     None if pd.isna(k) else int(k), [str(r) for r in grid.index], [str(q) for q in grid.columns],
+                     values, anova(values))  # fmt: skip
+
+
+def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], seed: int,
+               n_permutations: int = 10000) -> pd.DataFrame:  # fmt: skip
+    """run_pair_tests' rows: every pair of runs of every family (run_id before other_run_id by id), with the
+    difference of their means (run minus other), its 95% paired t interval, the effect size (the difference
+    over sqrt(MS_residual)), Tukey's HSD p-value, the randomized Tukey HSD p-value (the collection's
+    hsd_permutations, `seed`; every measure of a collection with as many runs and questions sees the same
+    permutations) and whether the randomized p-value is below the collection's alpha; and the tests of
+    run_comparison_tests for the pair, run_id against other_run_id (retrieval_metrics.stats.compared_groups:
+    wins, ties, losses, Cohen's d_z as paired_effect_size, the paired t-test, the paired randomization test with
+    `n_permutations` sign flips and `seed`), unadjusted."""
+    from scipy import stats
+
+    from retrieval_metrics.stats import compared_groups
+
+    found = list(families(measured))
+    rows: list[dict[str, object]] = []
+    paired: list[pd.DataFrame] = []
+    by_shape: dict[tuple[str, int, int], list[Family]] = {}
+    for family in found:
+        by_shape.setdefault((family.collection_id, *family.values.shape), []).append(family)
+    for (collection_id, m, n), group in by_shape.items():
+        own = settings[collection_id]
+        ranges = permuted_ranges(np.stack([family.values for family in group]), own.hsd_permutations, seed)
+        i, j = pairs(m)
+        half_width = stats.t.ppf(0.975, n - 1)
+        for family, family_ranges in zip(group, ranges, strict=True):
+            means, table = family.run_means, family.table
+            tukey = tukey_hsd_p_values(means, table)
+            randomized = randomized_tukey_p_values(means, family_ranges)
+            if not np.ptp(family.values) > TIE_TOLERANCE:
+                randomized = np.full(len(i), np.nan)  # no variance: nulls
+            differences = family.values[i] - family.values[j]  # pairs x questions
+            mean_difference = means[i] - means[j]
+            margin = half_width * differences.std(axis=1, ddof=1) / math.sqrt(n)
+            effect = mean_difference / math.sqrt(table.ms_residual) if table.varies else np.full(len(i), np.nan)
+            paired.append(pd.DataFrame({
+                "collection_id": collection_id, "measure_name": family.measure_name,
+                "run_id": np.repeat(np.array(family.run_ids, dtype=object)[i], n),
+                "other_run_id": np.repeat(np.array(family.run_ids, dtype=object)[j], n),
+                "question_id": np.tile(np.array(family.question_ids, dtype=object), len(i)),
+                "measure": family.measure, "k": family.k,
+                "run_value": family.values[i].ravel(), "baseline_value": family.values[j].ravel(),
+                "outcome": np.where(differences.ravel() > TIE_TOLERANCE, "win",
+                                    np.where(differences.ravel() < -TIE_TOLERANCE, "loss", "tie")),
+            }))  # fmt: skip
+            for pair in range(len(i)):
+                rows.append({
+                    "collection_id": collection_id, "measure_name": family.measure_name, "measure": family.measure,
+                    "k": family.k, "run_id": family.run_ids[i[pair]], "other_run_id": family.run_ids[j[pair]],
+                    "n_runs": m, "n_questions": n, "run_mean": means[i[pair]], "other_run_mean": means[j[pair]],
+                    "mean_difference": mean_difference[pair],
+                    "difference_ci_low": mean_difference[pair] - margin[pair],
+                    "difference_ci_high": mean_difference[pair] + margin[pair],
+                    "effect_size": effect[pair],
+                    "tukey_hsd_p_value": None if tukey is None else tukey[pair],
+                    "randomized_tukey_hsd_p_value": randomized[pair], "hsd_permutations": own.hsd_permutations,
+                    "alpha": own.alpha,
+                    "is_significant": None if np.isnan(randomized[pair]) else bool(randomized[pair] < own.alpha),
+                })  # fmt: skip
+    tests = pd.DataFrame(rows, columns=[name for name in PAIR_TYPES if name not in COMPARED])
+    if not rows:
+        return pd.DataFrame(rows, columns=list(PAIR_TYPES))
+    compared = compared_groups(pd.concat(paired, ignore_index=True), PAIR_KEYS, n_permutations, seed)
+    compared = compared.rename(columns={"effect_size": "paired_effect_size"})[[*PAIR_KEYS, *COMPARED]]
+    return tests.merge(compared, on=PAIR_KEYS, how="left", validate="one_to_one")[list(PAIR_TYPES)]
+
+
+def anova_tables(measured: pd.DataFrame, settings: dict[str, CollectionSettings],
+                 pair_rows: pd.DataFrame) -> pd.DataFrame:  # fmt: skip
+    """measure_anova's rows: per family, the two-way ANOVA table, the residual variance, the smallest
+    difference the questions detect at the collection's alpha and power (paired t-test of two runs; ANOVA over
+    all the runs: the range of their means), and discriminative power: the share of the pairs (`pair_rows`,
+    run_pair_tests') whose randomized Tukey HSD p-value is below alpha."""
+    keys = ["collection_id", "measure_name"]
+    significant = pair_rows.assign(tested=pair_rows["is_significant"].notna(),
+                                   hit=pair_rows["is_significant"].fillna(False).astype(bool))  # fmt: skip
+    counts = significant.groupby(keys)[["tested", "hit"]].sum()
+    rows = []
+    for family in families(measured):
+        own, table = settings[family.collection_id], family.table
+        variance = table.ms_residual if table.varies else None
+        m, n = family.values.shape
+        tested, hit = counts.loc[(family.collection_id, family.measure_name)] if (
+            family.collection_id, family.measure_name) in counts.index else (0, 0)  # fmt: skip
+        rows.append({
+            "collection_id": family.collection_id, "measure_name": family.measure_name, "measure": family.measure,
+            "k": family.k, "n_runs": m, "n_questions": n,
+            "ss_runs": table.ss_runs, "df_runs": table.df_runs, "ms_runs": table.ms_runs, "f_runs": table.f_runs,
+            "p_runs": table.p_runs, "ss_questions": table.ss_questions, "df_questions": table.df_questions,
+            "ms_questions": table.ms_questions, "f_questions": table.f_questions, "p_questions": table.p_questions,
+            "ss_residual": table.ss_residual, "df_residual": table.df_residual, "residual_variance": variance,
+            "alpha": own.alpha, "power": own.power,
+            "detectable_difference_t": None if variance is None
+            else detectable_difference_t(variance, n, own.alpha, own.power),
+            "detectable_difference_anova": None if variance is None
+            else detectable_difference_anova(variance, m, n, own.alpha, own.power),
+            "n_pairs": m * (m - 1) // 2, "n_significant_pairs": int(hit) if tested else None,
+            "discriminative_power": hit / tested if tested else None,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(ANOVA_TYPES))
+
+
+def letter_rows(pair_rows: pd.DataFrame) -> pd.DataFrame:
+    """run_letter_groups' rows: per family, each run's mean, its rank by mean (1 = best; equal means, equal
+    rank) and its letters (letter_groups of the pairs significant under the randomized Tukey HSD at alpha;
+    a family whose values do not vary: every run 'a')."""
+    rows = []
+    for (collection_id, measure_name), family in pair_rows.groupby(["collection_id", "measure_name"], sort=True):
+        run_ids = sorted(set(family["run_id"]) | set(family["other_run_id"]))
+        index = {run_id: position for position, run_id in enumerate(run_ids)}
+        means = np.empty(len(run_ids))
+        means[[index[r] for r in family["run_id"]]] = family["run_mean"].to_numpy(dtype=float)
+        means[[index[r] for r in family["other_run_id"]]] = family["other_run_mean"].to_numpy(dtype=float)
+        significant = np.zeros(len(run_ids) * (len(run_ids) - 1) // 2, dtype=bool)
+        i, j = pairs(len(run_ids))
+        position = {(a, b): p for p, (a, b) in enumerate(zip(i, j, strict=True))}
+        for run_id, other, flag in zip(family["run_id"], family["other_run_id"], family["is_significant"],
+                                       strict=True):  # fmt: skip
+            significant[position[(index[run_id], index[other])]] = bool(flag) if pd.notna(flag) else False
+        letters = letter_groups(means, significant)
+        first = family.iloc[0]
+        for run, run_id in enumerate(run_ids):
+            rows.append({"collection_id": collection_id, "measure_name": measure_name, "measure": first["measure"],
+                         "k": first["k"], "run_id": run_id, "n_runs": len(run_ids),
+                         "n_questions": first["n_questions"], "run_mean": means[run],
+                         "mean_rank": 1 + int(np.sum(means > means[run] + TIE_TOLERANCE)), "letters": letters[run],
+                         "alpha": first["alpha"]})  # fmt: skip
+    return pd.DataFrame(rows, columns=list(LETTER_TYPES))
+
+
+def questions_needed(tables: pd.DataFrame, settings: dict[str, CollectionSettings]) -> pd.DataFrame:
+    """measure_questions_needed's rows: per family (measure_anova's rows) and each of the collection's
+    target_differences, the questions a paired t-test of two runs and the ANOVA over all the runs need to
+    detect it at the collection's alpha and power, the residual variance taken as the family's (null: none)."""
+    rows = []
+    for table in tables.itertuples(index=False):
+        own = settings[table.collection_id]
+        variance = None if pd.isna(table.residual_variance) else float(table.residual_variance)
+        for difference in own.target_differences:
+            rows.append({
+                "collection_id": table.collection_id, "measure_name": table.measure_name, "measure": table.measure,
+                "k": table.k, "target_difference": difference, "n_runs": table.n_runs,
+                "n_questions": table.n_questions, "residual_variance": variance, "alpha": own.alpha,
+                "power": own.power,
+                "questions_needed_t": None if variance is None
+                else questions_needed_t(difference, variance, own.alpha, own.power),
+                "questions_needed_anova": None if variance is None
+                else questions_needed_anova(difference, variance, int(table.n_runs), own.alpha, own.power),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(NEEDED_TYPES))
+
+
+VALUE_COLUMNS = ["collection_id", "run_id", "question_id", "measure_name", "measure", "k", "value"]
+
+
+def compared_values(dbt: object) -> pd.DataFrame:
+    """question_measures' averaged values of the compared measures (measure_catalog.is_compared), as pandas: what
+    run_pair_tests and measure_anova read (their files name both parents)."""
+    from retrieval_metrics.dbt_python import to_pandas
+
+    catalog = to_pandas(dbt.ref("measure_catalog"))  # type: ignore[attr-defined]
+    names = catalog.loc[catalog["is_compared"].astype(bool), "measure"]
+    listed = ", ".join("'" + str(name).replace("'", "''") + "'" for name in names) or "null"
+    measured = dbt.ref("question_measures").filter(f"is_averaged and measure in ({listed})")  # type: ignore[attr-defined]
+    return to_pandas(measured)[VALUE_COLUMNS]
