@@ -1,9 +1,11 @@
 {#- Incremental by run (docs/incremental.md). Each per-run model is dbt's incremental materialization with the
-    delete+insert strategy on unique_key [collection_id, run_id] (dbt_project.yml). Its rows carry the run's
-    `fingerprint` for the model, the dbt `invocation_id` that computed them and when (`computed_at`). A build
-    computes the runs whose current fingerprint is not the one their stored rows carry (runs_to_compute, in the
-    model's SQL), dbt replaces their rows, and the post-hook delete_stale_runs deletes the rows of runs that are
-    gone or came out empty. A model's fingerprint of a run hashes int_run_fingerprints' (the run's data, its
+    append strategy (dbt_project.yml). Its rows carry the run's `fingerprint` for the model, the dbt
+    `invocation_id` that computed them and when (`computed_at`). A build computes the runs whose current
+    fingerprint is not the one their stored rows carry (runs_to_compute, in the model's SQL), dbt appends their
+    rows, and the post-hook delete_stale_runs deletes every row whose fingerprint is no longer current: the runs'
+    earlier rows, and those of runs that are gone. (delete+insert on [collection_id, run_id] would do the first,
+    but dbt-duckdb deletes by joining every stored row of a run to every new one: a run of 200 questions x 1,000
+    documents recomputed took minutes.) A model's fingerprint of a run hashes int_run_fingerprints' (the run's data, its
     collection's judgments, questions, tags and settings, the baseline's version, the vars that change numbers and
     the registry), the code behind the model (code_digest) and the fingerprints its per-run parents' rows carry
     for the run. Spark has no delete+insert: there the per-run models are tables, every run computed each build. -#}
