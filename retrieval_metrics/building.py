@@ -308,8 +308,11 @@ def build_on_spark(database: Path, dbt_args: Sequence[str]) -> str:
     on DuckDB, without their rows (they are in Spark's tables)."""
     from retrieval_metrics.spark import run_on_spark
 
+    from retrieval_metrics.dbt_runner import IMPORT_GUARANTEES
+
     check_vars(database, dbt_args)
-    built = run_on_spark(database, dbt_args)
+    guaranteed = [] if checks_every_run(dbt_args) else IMPORT_GUARANTEES  # as on DuckDB: the same raw tables
+    built = run_on_spark(database, [*guaranteed, *dbt_args])
     if built.code != 0:
         raise build_failed(built.started, None, built.code, "the marts of the last good Spark build kept",
                            target_path=built.target_path, done=f"{built.published}; then on Spark: ")  # fmt: skip
