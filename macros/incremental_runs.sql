@@ -8,7 +8,7 @@
     documents recomputed took minutes.) A model's fingerprint of a run hashes int_run_fingerprints' (the run's data, its
     collection's judgments, questions, tags and settings, the baseline's version, the vars that change numbers and
     the registry), the code behind the model (code_digest) and the fingerprints its per-run parents' rows carry
-    for the run. Spark has no delete+insert: there the per-run models are tables, every run computed each build. -#}
+    for the run. Spark's Parquet tables take no DELETE: there the per-run models are tables, every run computed each build. -#}
 
 {#- Whether the per-run models are incremental (DuckDB), or tables rebuilt whole (Spark). -#}
 {% macro runs_computed_incrementally() -%}
