@@ -42,7 +42,7 @@ def drawn(chart: dict[str, Any]) -> bool:
 def browser() -> webdriver.Chrome:
     options = webdriver.ChromeOptions()
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                 "--window-size=1600,2200", "--force-device-scale-factor=1"):  # fmt: skip
+                 "--window-size=1600,2800", "--force-device-scale-factor=1"):  # fmt: skip
         options.add_argument(flag)
     options.binary_location = shutil.which("chromium") or shutil.which("chromium-browser") or "/usr/bin/chromium"
     driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
