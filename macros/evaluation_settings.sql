@@ -1,164 +1,181 @@
-{#- The dbt vars that change the numbers, each checked once here (see dbt_project.yml and docs/measures.md): the
-    defaults of every collection without a setting of its own (int_collection_settings). Each setting is defined
-    in retrieval_metrics/setting_definitions.py; tests/python/test_setting_definitions.py checks that the choices,
-    minimums, maximums and messages here are its rules'. -#}
+{#- The project's settings, each defined once in dbt_project.yml's var setting_definitions (which
+    retrieval_metrics/setting_definitions.py reads too). setting(name) gives a setting's value for this build: the
+    var's (--vars), else the definition's default, checked by its rule's kind with the messages of the Python
+    rules (tests/python/test_setting_definitions.py renders these macros against them). The per-collection values
+    are int_collection_settings' rows. -#}
 
-{#- Which questions a run's value is taken over: all_questions (trec_eval -c) or retrieved_only (its default). -#}
-{% macro averaging_mode() -%}
-    {{ return(choice_var('averaging', ['all_questions', 'retrieved_only'])) }}
-{%- endmacro %}
-
-{#- The trec_eval whose numbers to give: 9 (pytrec_eval's: 32-bit scores, iprec's (long)(level * R + 0.9)) or 10
-    (double scores, lround). The ranks follow it when runs are written (retrieval_metrics/tie_rules.py). -#}
-{% macro trec_eval_version() -%}
-    {{ return(choice_var('trec_eval_version', ['9', '10'])) }}
-{%- endmacro %}
-
-{#- The lowest grade that counts as relevant (trec_eval -l, pytrec_eval relevance_level). -#}
-{% macro relevance_level() -%}
-    {{ return(integer_var('relevance_level', 0, 2147483647)) }}
-{%- endmacro %}
-
-{#- Judged-only evaluation (trec_eval -J): documents without a grade >= 0 are dropped from the ranking. -#}
-{% macro judged_docs_only() -%}
-    {{ return(boolean_var('judged_docs_only')) }}
-{%- endmacro %}
-
-{#- BEIR's ignore_identical_ids: a retrieved document whose id is the question's is dropped from the ranking. -#}
-{% macro ignore_identical_ids() -%}
-    {{ return(boolean_var('ignore_identical_ids')) }}
-{%- endmacro %}
-
-{#- trec_eval -M: the most documents of each ranking measured (its top ones), or none: every one. -#}
-{% macro max_docs_per_question() -%}
-    {%- set text = var('max_docs_per_question') | string | trim | lower -%}
-    {%- if text == 'none' -%}{{ return(text) }}{%- endif -%}
-    {%- if not text.isdigit() or (text | int) < 1 or (text | int) > 2147483647 -%}
-        {{ exceptions.raise_compiler_error("var max_docs_per_question: " ~ text ~ " is not none or an integer from 1 to 2147483647") }}
+{#- A setting's value for this build, checked: k_values' cutoffs as sorted distinct integers, a yes-or-no as true or
+    false, none as 'none', a number as a number. -#}
+{% macro setting(name) -%}
+    {%- set definitions = var('setting_definitions') -%}
+    {%- if name not in definitions -%}
+        {{ exceptions.raise_compiler_error("no setting " ~ name ~ " in dbt_project.yml's setting_definitions") }}
     {%- endif -%}
-    {{ return(text | int) }}
+    {%- set definition = definitions[name] -%}
+    {%- if definition.get('scope') == 'own' -%}
+        {{ exceptions.raise_compiler_error("setting " ~ name ~ " has no var: it is a collection's own only") }}
+    {%- endif -%}
+    {%- set value = var(name, definition.default) -%}
+    {%- set checked = checked_setting(definition, value) -%}
+    {%- if checked.reason is not none -%}
+        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ (value | string) ~ " " ~ checked.reason) }}
+    {%- endif -%}
+    {{ return(checked.value) }}
 {%- endmacro %}
 
-{#- A var that is one of `choices`, compared as text (a YAML 10 is '10'). -#}
-{% macro choice_var(name, choices) -%}
-    {%- set value = var(name) | string | trim -%}
-    {%- if value not in choices -%}
-        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ value ~ " is not one of " ~ choices | join(", ")) }}
-    {%- endif -%}
-    {{ return(value) }}
-{%- endmacro %}
-
-{% macro boolean_var(name) -%}
-    {%- set value = var(name) -%}
-    {%- if value is string and value | lower in ['true', 'false'] -%}
-        {%- set value = value | lower == 'true' -%}
-    {%- endif -%}
-    {%- if value is not sameas true and value is not sameas false -%}
-        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ value ~ " is not true or false") }}
-    {%- endif -%}
-    {{ return(value) }}
-{%- endmacro %}
-
-{#- ERR's grade scale: a document of grade g stops the user with probability (2^g - 1) / 2^err_max_grade
-    (gdeval's MAX_JUDGMENT, 4). Higher grades count as err_max_grade. -#}
-{% macro err_max_grade() -%}
-    {{ return(integer_var('err_max_grade', 1, 2147483647)) }}
-{%- endmacro %}
-
-{#- rbp and rbp_resid's persistence: the reader goes on to the next document with probability p, 0 < p < 1. -#}
-{% macro rbp_persistence() -%}
-    {%- set text = var('rbp_persistence') | string | trim -%}
-    {%- set number = text | float(-1) -%}
-    {%- if not (0 < number < 1) -%}
-        {{ exceptions.raise_compiler_error("var rbp_persistence: " ~ text ~ " is not a number between 0 and 1 (exclusive)") }}
-    {%- endif -%}
-    {{ return(number) }}
-{%- endmacro %}
-
-{#- The qrels version the measures use: latest, or a version number (0: the base judgments). -#}
-{% macro qrels_version() -%}
-    {%- set text = var('qrels_version') | string | trim | lower -%}
-    {%- if text != 'latest' and not text.isdigit() -%}
-        {{ exceptions.raise_compiler_error("var qrels_version: " ~ text ~ " is not latest or a version number >= 0") }}
-    {%- endif -%}
-    {{ return(text if text == 'latest' else text | int) }}
-{%- endmacro %}
-
-{#- The run every run of a collection is compared with, or none (also an empty var): no comparisons. -#}
-{% macro baseline_run() -%}
-    {%- set value = var('baseline_run_id') -%}
-    {%- set text = '' if value is none else value | string | trim -%}
-    {%- if text | lower in ['', 'none'] -%}{{ return('none') }}{%- endif -%}
-    {%- if not modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*', text) -%}
-        {{ exceptions.raise_compiler_error("var baseline_run_id: " ~ text ~ " is not none or a run id") }}
-    {%- endif -%}
-    {{ return(text) }}
-{%- endmacro %}
-
-{#- The collection the regression gate's vars (gated_run_ids, gated_measures) apply to. -#}
-{% macro gated_collection() -%}
-    {%- set text = var('gated_collection_id') | string | trim -%}
-    {%- if not modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*', text) -%}
-        {{ exceptions.raise_compiler_error("var gated_collection_id: " ~ text ~ " is not a run or collection id") }}
-    {%- endif -%}
-    {{ return(text) }}
-{%- endmacro %}
-
-{#- The judge gate: none, or the Cohen's kappa an automatic judge must reach (-1 to 1), as its setting stores it. -#}
-{% macro min_judge_kappa() -%}
-    {%- set text = var('min_judge_kappa') | string | trim | lower -%}
-    {%- if text == 'none' -%}{{ return(text) }}{%- endif -%}
-    {%- set number = text | float(-2) -%}
-    {%- if not (-1 <= number <= 1) -%}
-        {{ exceptions.raise_compiler_error("var min_judge_kappa: " ~ text ~ " is not none or a number from -1 to 1") }}
-    {%- endif -%}
-    {{ return(number) }}
-{%- endmacro %}
-
-{#- An integer var >= minimum (and, given, <= maximum: what its column holds). -#}
-{% macro integer_var(name, minimum, maximum=none) -%}
-    {%- set text = var(name) | string | trim -%}
-    {%- set digits = text[1:] if text.startswith('-') else text -%}
-    {%- if not digits.isdigit() or (text | int) < minimum -%}
-        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ text ~ " is not an integer >= " ~ minimum) }}
-    {%- endif -%}
-    {%- if maximum is not none and (text | int) > maximum -%}
-        {{ exceptions.raise_compiler_error("var " ~ name ~ ": " ~ text ~ " is more than " ~ maximum) }}
-    {%- endif -%}
-    {{ return(text | int) }}
-{%- endmacro %}
-
-{#- The all-pairs tests' significance level and the topic set size design's power: each 0 < p < 1. -#}
-{% macro significance_level() -%}
-    {%- set text = var('alpha') | string | trim -%}
-    {%- set number = text | float(-1) -%}
-    {%- if not (0 < number < 1) -%}
-        {{ exceptions.raise_compiler_error("var alpha: " ~ text ~ " is not a number between 0 and 1 (exclusive)") }}
-    {%- endif -%}
-    {{ return(number) }}
-{%- endmacro %}
-
-{% macro design_power() -%}
-    {%- set text = var('power') | string | trim -%}
-    {%- set number = text | float(-1) -%}
-    {%- if not (0 < number < 1) -%}
-        {{ exceptions.raise_compiler_error("var power: " ~ text ~ " is not a number between 0 and 1 (exclusive)") }}
-    {%- endif -%}
-    {{ return(number) }}
-{%- endmacro %}
-
-{#- The differences the topic set size design sizes: a list (or "0.02,0.05") of positive numbers. -#}
-{% macro target_differences() -%}
-    {%- set raw = var('target_differences') -%}
-    {%- set text = raw | string -%}
-    {%- set raw = raw.split(',') if raw is string else ([raw] if raw is number else raw) -%}
-    {%- set found = [] -%}
-    {%- for value in raw -%}
-        {%- set number = (value | string | trim) | float(-1) -%}
-        {%- if number > 0 -%}{%- do found.append(number) -%}{%- endif -%}
+{#- A setting's value as int_collection_settings stores it: one text per row (a list's items, each a row). -#}
+{% macro stored_setting(name) -%}
+    {%- set value = setting(name) -%}
+    {%- set stored = [] -%}
+    {%- for item in (value if var('setting_definitions')[name].get('list_valued') else [value]) -%}
+        {%- do stored.append((item | string | lower) if item is boolean else (item | string)) -%}
     {%- endfor -%}
-    {%- if found | length == 0 or found | length != raw | length -%}
-        {{ exceptions.raise_compiler_error("var target_differences: " ~ text ~ " is not a list of positive numbers") }}
+    {{ return(stored) }}
+{%- endmacro %}
+
+{#- {value, reason}: `value` checked by the rule its definition names (reason none: taken), as
+    retrieval_metrics/setting_definitions.py's KINDS check it. -#}
+{% macro checked_setting(definition, value) -%}
+    {%- set kind = definition.rule -%}
+    {%- set text = (value | string) | trim -%}
+    {%- set items = setting_items(value) -%}
+    {%- set number = none if value is boolean else text | float(none) -%}
+    {%- set found = {'value': value, 'reason': none} -%}
+    {%- if kind == 'one_of' -%}
+        {%- set choices = definition.choices | map('string') | list -%}
+        {%- if value is boolean or value is mapping or (value is iterable and value is not string) or text not in choices -%}
+            {%- do found.update(reason='is not one of ' ~ choices | join(', ')) -%}
+        {%- endif -%}
+        {%- do found.update(value=text) -%}
+    {%- elif kind == 'integer' -%}
+        {%- set maximum = definition.get('maximum') -%}
+        {%- set words = 'an integer >= ' ~ definition.minimum if maximum is none
+            else 'an integer from ' ~ definition.minimum ~ ' to ' ~ maximum -%}
+        {%- set is_integer = is_integer_text(value) and (text | int) >= definition.minimum -%}
+        {%- set too_big = is_integer and maximum is not none and (text | int) > maximum -%}
+        {%- if definition.get('none') and text | lower == 'none' -%}
+            {%- do found.update(value='none') -%}
+        {%- elif definition.get('none') and (not is_integer or too_big) -%}
+            {%- do found.update(reason='is not none or ' ~ words) -%}
+        {%- elif not is_integer -%}
+            {%- do found.update(reason='is not an integer >= ' ~ definition.minimum) -%}
+        {%- elif too_big -%}
+            {%- do found.update(reason='is more than ' ~ maximum) -%}
+        {%- else -%}
+            {%- do found.update(value=text | int) -%}
+        {%- endif -%}
+    {%- elif kind == 'boolean' -%}
+        {%- if value is not boolean and not (value is string and value | lower in ['true', 'false']) -%}
+            {%- do found.update(reason='is not true or false') -%}
+        {%- endif -%}
+        {%- do found.update(value=value if value is boolean else value | lower == 'true') -%}
+    {%- elif kind == 'number' -%}
+        {%- set minimum, maximum = definition.get('minimum'), definition.get('maximum') -%}
+        {%- set exclusive = definition.get('exclusive', false) -%}
+        {%- set words = ('a number between ' ~ minimum ~ ' and ' ~ maximum ~ ' (exclusive)' if exclusive
+                else 'a number from ' ~ minimum ~ ' to ' ~ maximum) if minimum is not none and maximum is not none
+            else 'a number' ~ ((' > ' if exclusive else ' >= ') ~ minimum if minimum is not none else '')
+                ~ ((' < ' if exclusive else ' <= ') ~ maximum if maximum is not none else '') -%}
+        {%- set taken = number is not none and -1e300 < number < 1e300
+            and (minimum is none or (number > minimum if exclusive else number >= minimum))
+            and (maximum is none or (number < maximum if exclusive else number <= maximum)) -%}
+        {%- if definition.get('none') and text | lower == 'none' -%}
+            {%- do found.update(value='none') -%}
+        {%- elif not taken -%}
+            {%- do found.update(reason='is not ' ~ ('none or ' if definition.get('none') else '') ~ words) -%}
+        {%- else -%}
+            {%- do found.update(value=number) -%}
+        {%- endif -%}
+    {%- elif kind == 'cutoffs' -%}
+        {%- set bad = [] -%}
+        {%- set too_big = [] -%}
+        {%- for item in items -%}
+            {%- if not (is_integer_text(item) and (item | string | trim | int) >= 1) -%}
+                {%- do bad.append(item | string | trim) -%}
+            {%- elif (item | string | trim | int) > 2147483647 -%}
+                {%- do too_big.append(item | string | trim) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- if items | length == 0 -%}
+            {%- do found.update(reason='is empty: give at least one cutoff, e.g. [1, 2, 3]') -%}
+        {%- elif bad -%}
+            {%- do found.update(reason='holds ' ~ python_repr(bad[0]) ~ ', not a positive integer') -%}
+        {%- elif too_big -%}
+            {%- do found.update(reason='holds ' ~ too_big[0] ~ ', more than 2147483647') -%}
+        {%- else -%}
+            {%- do found.update(value=items | map('string') | map('trim') | map('int') | unique | sort) -%}
+        {%- endif -%}
+    {%- elif kind == 'differences' -%}
+        {%- set numbers = [] -%}
+        {%- for item in items if item is not boolean -%}
+            {%- set item_number = item | string | trim | float(none) -%}
+            {%- if item_number is not none and 0 < item_number < 1e300 -%}{%- do numbers.append(item_number) -%}{%- endif -%}
+        {%- endfor -%}
+        {%- if items | length == 0 or numbers | length != items | length -%}
+            {%- do found.update(reason='is not a list of positive numbers') -%}
+        {%- endif -%}
+        {%- do found.update(value=numbers | unique | sort) -%}
+    {%- elif kind == 'version' -%}
+        {%- if text | lower == 'latest' -%}
+            {%- do found.update(value='latest') -%}
+        {%- elif text.isdigit() and (text | int) <= 2147483647 -%}
+            {%- do found.update(value=text | int) -%}
+        {%- else -%}
+            {%- do found.update(reason='is not latest or a version number >= 0') -%}
+        {%- endif -%}
+    {%- elif kind == 'identifier' -%}
+        {%- if not is_setting_id(value) -%}
+            {%- do found.update(reason='is not a run or collection id') -%}
+        {%- endif -%}
+    {%- elif kind == 'baseline' -%}
+        {%- if value is none or text | lower in ['', 'none'] -%}
+            {%- do found.update(value='none') -%}
+        {%- elif not is_setting_id(value) -%}
+            {%- do found.update(reason='is not none or a run id') -%}
+        {%- else -%}
+            {%- do found.update(value=text) -%}
+        {%- endif -%}
+    {%- elif kind in ['identifiers', 'measure_names'] -%}
+        {%- set pattern = '[A-Za-z0-9][A-Za-z0-9_.-]*' if kind == 'identifiers' else '[A-Za-z0-9][A-Za-z0-9_.@-]*' -%}
+        {%- set bad = [] -%}
+        {%- for item in items if not (item is string and modules.re.fullmatch(pattern, item)) -%}
+            {%- do bad.append(python_repr(item)) -%}
+        {%- endfor -%}
+        {%- if bad and kind == 'identifiers' -%}
+            {%- do found.update(reason='holds ' ~ bad[0] ~ ', not a run id') -%}
+        {%- elif bad -%}
+            {%- do found.update(reason='holds ' ~ bad[0] ~ ', not a measure name (as run_measures names it: ndcg_cut_10, map)') -%}
+        {%- endif -%}
+        {%- do found.update(value=items | map('string') | unique | sort) -%}
+    {%- else -%}
+        {%- do found.update(reason='has rule ' ~ kind ~ ', which has no var') -%}
     {%- endif -%}
-    {{ return(found | unique | sort) }}
+    {{ return(found) }}
+{%- endmacro %}
+
+{#- A list setting's items: a list's, "a,b" split at the commas, or the one value; text items trimmed. -#}
+{% macro setting_items(value) -%}
+    {%- set raw = value.split(',') if value is string
+        else (value if value is iterable and value is not mapping else [value]) -%}
+    {%- set items = [] -%}
+    {%- for item in raw -%}{%- do items.append(item | trim if item is string else item) -%}{%- endfor -%}
+    {{ return(items) }}
+{%- endmacro %}
+
+{#- An integer, given as one or as its digits (not a yes-or-no, not a float). -#}
+{% macro is_integer_text(value) -%}
+    {%- set text = (value | string) | trim -%}
+    {{ return(value is not boolean and value is not float and (text[1:] if text.startswith('-') else text).isdigit()) }}
+{%- endmacro %}
+
+{#- A run or collection id, as retrieval_metrics/warehouse.py's IDENTIFIER takes it. -#}
+{% macro is_setting_id(value) -%}
+    {{ return(value is string and modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*', value) is not none) }}
+{%- endmacro %}
+
+{#- A value as Python's repr writes it in a message: text quoted. -#}
+{% macro python_repr(value) -%}
+    {%- if value is not string -%}{{ return(value | string) }}{%- endif -%}
+    {%- set text = value | replace("\\", "\\\\") -%}
+    {{ return(('"' ~ text ~ '"') if "'" in text and '"' not in text else ("'" ~ text | replace("'", "\\'") ~ "'")) }}
 {%- endmacro %}

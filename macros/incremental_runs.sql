@@ -18,8 +18,8 @@
 {#- The vars that change numbers and the measure registry, hashed: a change to any of them recomputes every run. -#}
 {% macro settings_version() -%}
     {%- set settings = {
-        "permutations": [var('n_permutations'), var('permutation_seed')],
-        "max_outranking_docs_listed": var('max_outranking_docs_listed'),
+        "permutations": [setting('n_permutations'), setting('permutation_seed')],
+        "max_outranking_docs_listed": setting('max_outranking_docs_listed'),
         "tie_tolerance": tie_tolerance(),
         "registry": measure_registry()
     } -%}
@@ -145,7 +145,7 @@
     {%- if not where -%}
         {{ return(relation) }}
     {%- endif -%}
-    {%- set everything = flags.FULL_REFRESH or var('test_all_runs', false) in [true, 'true', 'True'] -%}
+    {%- set everything = flags.FULL_REFRESH or setting('test_all_runs') -%}
     {%- set computed = model_relation('question_measures') -%}
     {%- set stored = execute and not everything and runs_computed_incrementally()
         and adapter.get_relation(computed.database, computed.schema, computed.identifier) is not none -%}

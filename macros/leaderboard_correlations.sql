@@ -13,6 +13,8 @@
     judge's labels and people's, resample by resample) read it. -#}
 {% macro leaderboard_correlations_ctes(name, leaderboards, keys, with_swaps=true) -%}
     {%- set group_keys = keys | join(', ') -%}
+    {#- as a double: Spark reads a literal 0.9 as a decimal, and divides decimals to 6 digits -#}
+    {%- set rbo_persistence = 'cast(' ~ setting('rbo_persistence') ~ ' as double)' -%}
 {{ name }}_sizes as (
     select {{ group_keys }}, count(*) as n_runs
     from {{ leaderboards }}
@@ -115,7 +117,7 @@
         {{ group_keys }},
         max(case when depth = max_depth then disagreement end) as disagreement_at_end,
         max(max_depth) as max_depth,
-        {{ ordered_sum('disagreement * power(' ~ rbo_persistence() ~ ', depth)', 'depth') }} as weighted_disagreement
+        {{ ordered_sum('disagreement * power(' ~ rbo_persistence ~ ', depth)', 'depth') }} as weighted_disagreement
     from {{ name }}_depth_overlaps
     group by {{ group_keys }}
 ),
@@ -137,8 +139,8 @@
         case when sizes.n_runs > 1 then 2.0 * tau_ap.share_sum / (sizes.n_runs - 1) - 1.0 end as tau_ap,
         -- RBO_EXT = (X_N / N) p^N + (1 - p) / p * sum_d (X_d / d) p^d = 1 - (that sum with 1 - X_d / d in
         -- place of X_d / d): a geometric series that is exactly 1 taken out, 1 exactly when the orders agree
-        1.0 - rbo.disagreement_at_end * power({{ rbo_persistence() }}, rbo.max_depth)
-            - (1.0 - {{ rbo_persistence() }}) / {{ rbo_persistence() }} * rbo.weighted_disagreement as rbo,
+        1.0 - rbo.disagreement_at_end * power({{ rbo_persistence }}, rbo.max_depth)
+            - (1.0 - {{ rbo_persistence }}) / {{ rbo_persistence }} * rbo.weighted_disagreement as rbo,
         coalesce(kendall.n_discordant, 0) as n_swapped_pairs
         {%- if with_swaps %},
         swaps.swapped_pairs

@@ -9,17 +9,6 @@
     cast(regexp_extract({{ evaluation_settings }}, '"qrels_version": ([0-9]+)', 1) as integer)
 {%- endmacro %}
 
-{#- Rank-biased overlap's persistence p (0 < p < 1), as a double: the weight of depth d is proportional to p^d.
-    (Spark reads a literal 0.9 as a decimal, and divides decimals to 6 digits.) -#}
-{% macro rbo_persistence() -%}
-    {%- set text = var('rbo_persistence') | string | trim -%}
-    {%- set number = text | float(-1) -%}
-    {%- if not (0 < number < 1) -%}
-        {{ exceptions.raise_compiler_error("var rbo_persistence: " ~ text ~ " is not a number between 0 and 1 (exclusive)") }}
-    {%- endif -%}
-    {{ return('cast(' ~ number ~ ' as double)') }}
-{%- endmacro %}
-
 {#- post-hook of run_means_by_qrels_version: forget the means of runs gone or written again, and every earlier row
     of a collection whose current version's judgments differ from those recorded under the same number. -#}
 {% macro forget_means_no_longer_valid() -%}

@@ -1,20 +1,20 @@
-"""The one table of the project's settings (SETTINGS): each setting's name, the rule its values follow, its
-default, what it means, what a change of it changes, and where it can be set. Everything else about settings is
-made from it or checked against it:
+"""The project's settings, each defined once: dbt_project.yml's var `setting_definitions` gives each setting's
+name, default, rule (a kind of KINDS, with its parameters), meaning, what a change of it changes, where it can be
+set and its flags. This module reads that table into SETTINGS (Setting objects, each with its Rule) and checks it:
+an unknown key or kind, a missing one, or a default its rule refuses fails, naming the setting and the key. The
+same table is read by dbt: the macro setting(name) (macros/evaluation_settings.sql) checks a var by its rule's
+kind with this module's messages, and int_collection_settings and int_collection_evaluation_settings loop over it.
 
+Made from SETTINGS here:
 - retrieval_metrics/settings.py: the check of `--vars` before dbt starts (its RULES: the settings with a dbt var);
 - retrieval_metrics/per_collection.py: a collection's own settings (`retrieval-metrics settings`), their rules
   and how each value is stored (Rule.store);
 - the CLI's help of `settings` (help_lines), and docs/measures.md's settings table (markdown_table; the test
-  fails when the docs differ, `python -m retrieval_metrics.setting_definitions` prints the table);
-- the dbt side, checked by tests/python/test_setting_definitions.py, which fails when it drifts: the vars of
-  dbt_project.yml (names, order, defaults), their validation in macros/evaluation_settings.sql (the same
-  choices, minimums and messages), the defaults int_collection_settings lists, and the keys of
-  run_measures.evaluation_settings (int_collection_evaluation_settings).
+  fails when the docs differ, `python -m retrieval_metrics.setting_definitions` prints the table).
+tests/python/test_setting_definitions.py renders the macro setting() against each kind's Rule.
 
-A new setting is one Setting in SETTINGS (its rule from the constructors below), the docs table regenerated, and
-its test; a setting with a dbt var also needs its var in dbt_project.yml and, if the SQL reads it, its macro
-(the test names what is missing).
+A new setting is one entry in dbt_project.yml's setting_definitions, its row in docs/measures.md's table, and its
+test.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from retrieval_metrics import measure_instances, user_measures
 from retrieval_metrics.presets import PRESETS
-from retrieval_metrics.tie_rules import DEFAULT_TIE_RULE, TIE_RULES
-from retrieval_metrics.warehouse import IDENTIFIER
+from retrieval_metrics.tie_rules import TIE_RULES
+from retrieval_metrics.warehouse import IDENTIFIER, InputError
 
-MAX_INTEGER = 2**31 - 1  # the models' integer columns: k, relevance_level, err_max_grade, bootstrap_resamples
-MAX_BIGINT = 2**63 - 1  # ... and bigint: bootstrap_seed (int_collection_evaluation_settings)
+MAX_INTEGER = 2**31 - 1  # the models' integer columns: k, a qrels version
 MAX_CUTOFF = MAX_INTEGER  # k is a 32-bit integer in every model
 NONE = "none"
 
@@ -77,19 +78,27 @@ class Rule:
         return self.check(value)
 
 
-def integer(minimum: int, maximum: int | None = None) -> Rule:
+def integer(minimum: int, maximum: int | None = None, *, none: bool = False) -> Rule:
     """An integer >= minimum (and <= maximum, for one the models store in a column that holds no more), given as a
-    number or as its digits (dbt passes both)."""
+    number or as its digits (dbt passes both); with `none`, also none."""
 
     def check(value: object) -> str | None:
         text = text_of(value)
+        if none and text.lower() == NONE:
+            return None
         is_integer = not isinstance(value, bool | float) and text.removeprefix("-").isdigit()
+        too_big = is_integer and maximum is not None and int(text) > maximum
+        if none and not (is_integer and int(text) >= minimum and not too_big):
+            return f"is not none or {words}"
         if not (is_integer and int(text) >= minimum):
             return f"is not an integer >= {minimum}"
-        return f"is more than {maximum}" if maximum is not None and int(text) > maximum else None
+        return f"is more than {maximum}" if too_big else None
+
+    def store(value: object) -> list[str]:
+        return [NONE if none and text_of(value).lower() == NONE else str(int(text_of(value)))]
 
     words = f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum}"
-    return Rule(check, words, lambda value: [str(int(text_of(value)))], minimum=minimum, maximum=maximum)
+    return Rule(check, f"`none` or {words}" if none else words, store, minimum=minimum, maximum=maximum)
 
 
 def one_of(*choices: str) -> Rule:
@@ -109,33 +118,32 @@ def _boolean(value: object) -> str | None:
 BOOLEAN = Rule(_boolean, "`true` or `false`", lambda value: [text_of(value).lower()])
 
 
-def _probability(value: object) -> str | None:
-    number = number_of(value)
-    return None if number is not None and 0 < number < 1 else "is not a number between 0 and 1 (exclusive)"
+def number(minimum: float | None = None, maximum: float | None = None, *, exclusive: bool = False,
+           none: bool = False) -> Rule:
+    """A number (given as one or as its text, finite: under 1e300 either way) >= minimum and <= maximum (with
+    `exclusive`, strictly between them); with `none`, also none."""
+    bounds = [f"{'>' if exclusive else '>='} {minimum}"] if minimum is not None else []
+    bounds += [f"{'<' if exclusive else '<='} {maximum}"] if maximum is not None else []
+    if minimum is not None and maximum is not None:
+        words = f"a number between {minimum} and {maximum} (exclusive)" if exclusive else (
+            f"a number from {minimum} to {maximum}")  # fmt: skip
+    else:
+        words = " ".join(["a number", *bounds])
 
+    def check(value: object) -> str | None:
+        if none and text_of(value).lower() == NONE:
+            return None
+        n = number_of(value)
+        if n is None or not -1e300 < n < 1e300:
+            return f"is not {'none or ' if none else ''}{words}"
+        above = minimum is None or (n > minimum if exclusive else n >= minimum)
+        below = maximum is None or (n < maximum if exclusive else n <= maximum)
+        return None if above and below else f"is not {'none or ' if none else ''}{words}"
 
-PROBABILITY = Rule(_probability, "a number between 0 and 1 (exclusive)", lambda value: [repr(float(text_of(value)))])
+    def store(value: object) -> list[str]:
+        return [NONE if none and text_of(value).lower() == NONE else repr(float(text_of(value)))]
 
-
-def _kappa(value: object) -> str | None:
-    if text_of(value).lower() == NONE:
-        return None
-    number = number_of(value)
-    return None if number is not None and -1 <= number <= 1 else "is not none or a number from -1 to 1"
-
-
-KAPPA = Rule(_kappa, "`none` or a number from -1 to 1",
-             lambda value: [NONE if is_none(value) else repr(float(text_of(value)))])  # fmt: skip
-
-
-def _most_docs(value: object) -> str | None:
-    if text_of(value).lower() == NONE:
-        return None
-    return None if integer(1, MAX_INTEGER)(value) is None else f"is not none or an integer from 1 to {MAX_INTEGER}"
-
-
-MOST_DOCS = Rule(_most_docs, f"`none` or an integer from 1 to {MAX_INTEGER}",
-                 lambda value: [NONE if text_of(value).lower() == NONE else str(int(text_of(value)))])  # fmt: skip
+    return Rule(check, f"`none` or {words}" if none else words, store)
 
 
 def _cutoffs(value: object) -> str | None:
@@ -214,17 +222,48 @@ USER_MEASURES = Rule(user_measures.check, "`none` or a list of Python files outs
                      "its measures in MEASURES (define_sql, define_byquery)", user_measures.values,
                      show=user_measures.shown)  # fmt: skip
 
-# Where a setting can be set
+# Where a setting can be set (an entry's scope)
 VAR = "build"  # a dbt var only, the same for every collection of a build
 COLLECTION = "collection"  # a collection's own (`retrieval-metrics settings`), else the dbt var's
-OWN = "collection, no var"  # a collection's own only; without one, `default`
+OWN = "own"  # a collection's own only; without one, `default`
+
+# The rule of each kind an entry's `rule` names, made from the entry's parameters (KIND_PARAMETERS). The macro
+# setting() checks a var of every kind but PYTHON_KINDS (macros/evaluation_settings.sql), whose values come from
+# Python and which have no var (scope own).
+KINDS: dict[str, Callable[[dict[str, Any]], Rule]] = {
+    "one_of": lambda entry: one_of(*(str(choice) for choice in entry["choices"])),
+    "integer": lambda entry: integer(entry["minimum"], entry.get("maximum"), none=entry.get("none", False)),
+    "number": lambda entry: number(entry.get("minimum"), entry.get("maximum"),
+                                   exclusive=entry.get("exclusive", False), none=entry.get("none", False)),
+    "boolean": lambda _: BOOLEAN,
+    "cutoffs": lambda _: CUTOFFS,
+    "differences": lambda _: DIFFERENCES,
+    "version": lambda _: VERSION,
+    "identifier": lambda _: IDENTIFIER_RULE,
+    "baseline": lambda _: BASELINE,
+    "identifiers": lambda _: IDENTIFIERS,
+    "measure_names": lambda _: MEASURE_NAMES,
+    "preset": lambda _: one_of(*PRESETS),
+    "tie_rule": lambda _: one_of(*TIE_RULES),
+    "measure_instances": lambda _: MEASURE_INSTANCES,
+    "user_measures": lambda _: USER_MEASURES,
+}
+PYTHON_KINDS = {"preset", "tie_rule", "measure_instances", "user_measures"}  # their values are Python's: no var
+KIND_PARAMETERS = {  # each kind's parameters: needed, optional
+    "one_of": ({"choices"}, set()),
+    "integer": ({"minimum"}, {"maximum", "none"}),
+    "number": (set(), {"minimum", "maximum", "exclusive", "none"}),
+}
+FLAGS = ("recorded", "list_valued", "gate", "names_runs", "across_runs")
+SETTING_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+KEYS = {"default", "rule", "meaning", "changes", "scope", *FLAGS}
 
 
 @dataclass(frozen=True)
 class Setting:
     name: str
     rule: Rule
-    default: object  # the dbt var's default as dbt_project.yml gives it; for an OWN setting, its value without one
+    default: object  # the dbt var's default; for an OWN setting, its value without one
     meaning: str  # what it is, in one line (docs, help)
     changes: str  # what a change of it changes ("" nothing computed: a gate, a list's length)
     scope: str = COLLECTION  # VAR, COLLECTION or OWN
@@ -232,6 +271,8 @@ class Setting:
     list_valued: bool = False  # stored one row per item
     gate: bool = False  # the regression gate's: the vars give them to gated_collection_id only
     names_runs: bool = False  # names runs that must exist (checked against the warehouse)
+    across_runs: bool = False  # changes only the marts that compare a collection's runs together, no per-run model
+    kind: str = ""  # the entry's rule: a key of KINDS
 
     @property
     def has_var(self) -> bool:
@@ -246,76 +287,65 @@ class Setting:
         return bool(self.changes)
 
 
-# The settings, each once. The settings with a dbt var come in dbt_project.yml's order (the test checks it).
-# A new setting: one row here (where it belongs among its kind), docs regenerated, its test.
-SETTINGS: tuple[Setting, ...] = (
-    Setting("preset", one_of(*PRESETS), NONE,
-            "a community's way of reporting (retrieval_metrics/presets.py): its settings and headline measures; "
-            "recorded with the settings overridden since", "", OWN, recorded=True),
-    Setting("k_values", CUTOFFS, [1, 3, 5, 10, 100], "the cutoffs k of every @k measure",
-            "measures", recorded=True, list_valued=True),
-    Setting("averaging", one_of("all_questions", "retrieved_only"), "all_questions",
-            "which questions a run's mean is over: every question (trec_eval -c) or those the run answers "
-            "(trec_eval's default)", "measures", recorded=True),
-    Setting("relevance_level", integer(0, MAX_INTEGER), 1,
-            "the lowest grade that counts as relevant (trec_eval -l); NDCG's gains do not change", "measures",
-            recorded=True),
-    Setting("judged_docs_only", BOOLEAN, False, "drop documents without a grade >= 0 from every ranking first "
-            "(trec_eval -J)", "measures", recorded=True),
-    Setting("ignore_identical_ids", BOOLEAN, False, "drop a retrieved document whose id is the question's, those "
-            "below moving up (BEIR's)", "measures", recorded=True),
-    Setting("max_docs_per_question", MOST_DOCS, NONE, "measure only each ranking's top N (trec_eval -M), cut "
-            "after ignore_identical_ids and before judged_docs_only", "measures", recorded=True),
-    Setting("trec_eval_version", one_of("9", "10"), 9,
-            "the trec_eval whose numbers to give: 9 (and pytrec_eval) ranks scores as 32-bit floats and counts "
-            "iprec's recall level as (long)(level * R + 0.9); 10 ranks the scores as doubles and uses lround. "
-            "A change re-ranks the collection's runs", "ranks, iprec_at_recall, 11pt_avg", recorded=True),
-    Setting("err_max_grade", integer(1, MAX_INTEGER), 4, "ERR's grade scale: grade g stops the reader with "
-            "probability (2^g - 1) / 2^err_max_grade (gdeval's 4)", "ERR", recorded=True),
-    Setting("rbp_persistence", PROBABILITY, 0.9, "rbp's and rbp_resid's p: the reader goes on with probability p "
-            "(trec_eval's 0.9)", "rbp, rbp_resid", recorded=True),
-    Setting("qrels_version", VERSION, "latest", "which version of the collection's judgments the measures use "
-            "(0: the base qrels; docs/judging.md)", "measures", recorded=True),
-    Setting("rbo_persistence", PROBABILITY, 0.9, "rank-biased overlap's p between two versions' leaderboards "
-            "(qrels_version_leaderboard_changes)", "rbo", VAR),
-    Setting("bootstrap_resamples", integer(1, MAX_INTEGER), 1000, "the 95% bootstrap intervals' resamples",
-            "intervals"),
-    Setting("bootstrap_seed", integer(0, MAX_BIGINT), 20261203, "the bootstrap's seed", "intervals"),
-    Setting("max_outranking_docs_listed", integer(0), 10, "how many outranking docs missed_relevant_docs lists",
-            "", VAR),
-    Setting("baseline_run_id", BASELINE, NONE, "the run the collection's runs are compared with; none: no "
-            "comparisons", "comparisons", names_runs=True),
-    Setting("n_permutations", integer(1), 10000, "the paired randomization test's resamples (exact when "
-            "2^questions <= it)", "p-values", VAR),
-    Setting("permutation_seed", integer(0), 20261202, "the randomization test's seed", "p-values", VAR),
-    Setting("alpha", PROBABILITY, 0.05, "the significance level of the all-pairs tests, the letter groups, "
-            "discriminative power and the topic set size design", "groups, questions needed"),
-    Setting("power", PROBABILITY, 0.8, "the power of the topic set size design", "questions needed"),
-    Setting("target_differences", DIFFERENCES, [0.02, 0.05, 0.1], "the differences the topic set size design "
-            "gives the questions needed for", "questions needed", list_valued=True),
-    Setting("hsd_permutations", integer(1, MAX_INTEGER), 1000, "the randomized Tukey HSD's permutations of the "
-            "runs' values within each question (seed permutation_seed)", "HSD p-values, groups"),
-    Setting("test_all_runs", BOOLEAN, False, "the tests of the per-run tables check every run, not only those "
-            "the build computes", "", VAR),
-    Setting("gated_collection_id", IDENTIFIER_RULE, "docent", "the collection the gate's vars apply to", "", VAR,
-            names_runs=True),
-    Setting("gated_run_ids", IDENTIFIERS, ["keyword_normalized", "bm25"], "the runs the regression gate holds to "
-            "the baseline (none: nothing gated)", "", list_valued=True, gate=True, names_runs=True),
-    Setting("gated_measures", MEASURE_NAMES, ["ndcg_cut_2", "recall_2"], "the measures the regression gate "
-            "checks", "", list_valued=True, gate=True),
-    Setting("min_judge_kappa", KAPPA, NONE, "the judge gate: an automatic judge whose Cohen's kappa with people "
-            "is below it fails the build", ""),
-    Setting("tie_rule", one_of(*TIE_RULES), DEFAULT_TIE_RULE,
-            "how every writer of a run orders equal scores: trec_eval (as the collection's trec_eval_version "
-            "ranks, ties by doc id descending) or doc_order (the collection's document order). A change "
-            "re-ranks the collection's runs", "ranks", OWN),
-    Setting("measures", MEASURE_INSTANCES, NONE, "the measure instances it reports beside the defaults, each a "
-            "row of run_measures named as ir_measures prints it (docs/measures.md#measure-instances)",
-            "its instances", OWN, list_valued=True),
-    Setting("user_measures", USER_MEASURES, NONE, "measures users define (retrieval_metrics/user_measures.py), "
-            "computed beside the registry's; stored as their definitions, not their files", "its user measures",
-            OWN, list_valued=True),
-)  # fmt: skip
+def definition_file() -> Path:
+    from retrieval_metrics.dbt_runner import project_dir
+
+    return project_dir() / "dbt_project.yml"
+
+
+def setting_of(name: object, entry: object) -> Setting:
+    """One entry of the table as a Setting; InputError naming the setting and the key at fault."""
+    where = f"{definition_file().name}: setting_definitions: {name}"
+    if not (isinstance(name, str) and SETTING_NAME.fullmatch(name)):
+        raise InputError(f"{where}: the name is not lowercase letters, digits and _ (it names SQL columns)")
+    if not isinstance(entry, dict):
+        raise InputError(f"{where} is not a mapping of keys (default, rule, meaning, ...)")
+    kind = entry.get("rule")
+    if kind not in KINDS:
+        raise InputError(f"{where}: rule {kind!r} is not one of {', '.join(KINDS)}")
+    needed, optional = KIND_PARAMETERS.get(str(kind), (set(), set()))
+    unknown = sorted(set(entry) - KEYS - needed - optional)
+    missing = sorted(({"default", "rule", "meaning"} | needed) - set(entry))
+    if unknown or missing:
+        raise InputError(f"{where}: " + (f"unknown key {unknown[0]!r}" if unknown else f"no key {missing[0]!r}")
+                         + f" (its keys: {', '.join(sorted(KEYS | needed | optional))})")  # fmt: skip
+    scope = entry.get("scope", COLLECTION)
+    if scope not in (VAR, COLLECTION, OWN) or (kind in PYTHON_KINDS and scope != OWN):
+        allowed = OWN if kind in PYTHON_KINDS else "build, collection or own"
+        raise InputError(f"{where}: scope {scope!r} is not {allowed}")
+    flags = {flag: entry.get(flag, False) for flag in FLAGS}
+    for flag, value in [*flags.items(), *((key, entry[key]) for key in ("none", "exclusive") if key in entry)]:
+        if not isinstance(value, bool):
+            raise InputError(f"{where}: {flag} is not true or false")
+    for key in ("minimum", "maximum"):
+        number_type = int if kind == "integer" else int | float
+        if key in entry and (isinstance(entry[key], bool) or not isinstance(entry[key], number_type)):
+            what = "an integer" if kind == "integer" else "a number"
+            raise InputError(f"{where}: {key} {entry[key]!r} is not {what}")
+    if kind == "one_of" and not (isinstance(entry["choices"], list) and entry["choices"]):
+        raise InputError(f"{where}: choices {entry['choices']!r} is not a list of values")
+    rule = KINDS[str(kind)](entry)
+    reason = rule(entry["default"]) if scope != OWN else None  # an own setting's default may be its absence: none
+    if reason is not None:
+        raise InputError(f"{where}: default {entry['default']!r} {reason}")
+    return Setting(str(name), rule, entry["default"], " ".join(str(entry["meaning"]).split()),
+                   str(entry.get("changes", "")), str(scope), **flags, kind=str(kind))  # fmt: skip
+
+
+def definitions() -> dict[str, dict[str, object]]:
+    """dbt_project.yml's setting_definitions, as YAML gives them."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    project = yaml.load(definition_file().read_text(), Loader=loader)  # noqa: S506 (a safe loader)
+    table = (project.get("vars") or {}).get("setting_definitions")
+    if not isinstance(table, dict) or not table:
+        raise InputError(f"{definition_file()}: no vars: setting_definitions (the table of the project's settings)")
+    return table
+
+
+# The settings, each once, in the table's order (the docs' table follows it).
+SETTINGS: tuple[Setting, ...] = tuple(setting_of(name, entry) for name, entry in definitions().items())
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 # Names a setting had before, each with the line that refuses it (--vars, --set, rm.collection_settings); a
 # stored row under an old name is read as its new one (OLD_VALUES), by int_collection_settings too

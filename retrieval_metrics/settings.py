@@ -3,8 +3,9 @@
 `retrieval-metrics build --vars ...` and `import --build --vars ...` refuse a bad setting in one line that names
 the var and its value, exit 2, before anything is loaded or built. Without this, a value the SQL macros check
 stops dbt at parse time, but one read only by a Python model (n_permutations, bootstrap_resamples) fails midway,
-after tables were replaced. The macros (macros/evaluation_settings.sql, macros/cutoffs.sql) keep their own
-checks for plain `dbt build`; tests/python/test_setting_definitions.py checks that they are the table's.
+after tables were replaced. For plain `dbt build`, the macro setting() (macros/evaluation_settings.sql) checks
+each var it reads by the same table; tests/python/test_setting_definitions.py checks that it refuses what the
+rules refuse, with their messages.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from retrieval_metrics.setting_definitions import Rule, is_none, renamed, var_settings
 from retrieval_metrics.warehouse import InputError, connect
 
-# every dbt var's rule, in dbt_project.yml's order
+# every dbt var's rule, in the table's order
 RULES: dict[str, Rule] = {setting.name: setting.rule for setting in var_settings()}
 NAMED_RUNS = {setting.name for setting in var_settings() if setting.names_runs}
 
@@ -66,11 +67,8 @@ def check_vars(database: Path | None, dbt_args: Sequence[str]) -> None:
 
 
 def project_defaults() -> dict[str, object]:
-    import yaml
-
-    from retrieval_metrics.dbt_runner import project_dir
-
-    return dict(yaml.safe_load((project_dir() / "dbt_project.yml").read_text()).get("vars", {}))
+    """Every dbt var's default (dbt_project.yml's setting_definitions), in the table's order."""
+    return {setting.name: setting.default for setting in var_settings()}
 
 
 def check_named_runs(database: Path, given: dict[str, object]) -> None:

@@ -1,6 +1,6 @@
--- One row per collection (with judgments or questions): the settings its runs are evaluated under
--- (retrieval_metrics/setting_definitions.py), one column each (int_collection_settings' rows side by side, but the gate's lists), and those that change the values as
--- the JSON that run_measures records (the bootstrap's resamples and seed change only the intervals).
+-- One row per collection (with judgments or questions): the settings its runs are evaluated under, one column each
+-- of those the models read (int_collection_settings' rows side by side), and as the JSON that run_measures records
+-- those whose definition says `recorded` (dbt_project.yml's setting_definitions: those that change the values).
 -- A table, built once per build: every per-run model reads it, and as a view its pivot took about 75 ms a read on
 -- Docent (1 ms as a table).
 
@@ -10,12 +10,45 @@ with settings as (
     select * from {{ ref('int_collection_settings') }}
 ),
 
-cutoffs as (
+{#- the recorded settings, by name as Python's json.dumps(sort_keys=True) orders them, each with the JSON its value
+    is: a list, the version it resolves to, a yes-or-no, a number (none: null; a choice of numbers too), or text -#}
+{%- set definitions = var('setting_definitions') -%}
+{%- set recorded = [] -%}
+{%- for name in definitions | sort if definitions[name].get('recorded') -%}
+    {%- set definition = definitions[name] -%}
+    {%- set texts = [] -%}
+    {%- for choice in definition.get('choices', ['text']) if not (choice | string).isdigit() %}{% do texts.append(choice) %}{% endfor -%}
+    {%- set json = 'list' if definition.get('list_valued')
+        else definition.rule if definition.rule in ['version', 'boolean']
+        else 'number' if definition.rule in ['integer', 'number'] or (definition.rule == 'one_of' and not texts)
+        else 'text' -%}
+    {%- do recorded.append((name, json)) -%}
+{%- endfor -%}
+
+{#- each recorded list's items, as JSON, in order -#}
+{%- for name, json in recorded if json == 'list' %}
+recorded_list_{{ name }} as (
     select
         collection_id,
-        {{ ordered_string_agg('value', ', ', 'cast(value as integer)') }} as k_list
+        {%- if definitions[name].rule in ['cutoffs', 'differences'] %}
+        {{ ordered_string_agg('value', ', ', 'cast(value as double)') }} as items
+        {%- else %}
+        {{ ordered_string_agg("concat('\"', value, '\"')", ', ', 'value') }} as items
+        {%- endif %}
     from settings
-    where setting = 'k_values'
+    where setting = '{{ name }}'
+    group by collection_id
+),
+{% endfor %}
+
+-- each recorded setting of one value, as stored
+recorded_values as (
+    select
+        collection_id
+        {%- for name, json in recorded if json != 'list' %},
+        max(case when setting = '{{ name }}' then value end) as recorded_{{ name }}
+        {%- endfor %}
+    from settings
     group by collection_id
 ),
 
@@ -29,7 +62,7 @@ one_valued as (
         max(case when setting = 'judged_docs_only' then value end) = 'true' as judged_docs_only,
         max(case when setting = 'ignore_identical_ids' then value end) = 'true' as ignore_identical_ids,
         -- int_collection_settings lists a collection's own value; without one, the var's
-        coalesce(max(case when setting = 'max_docs_per_question' then value end), '{{ max_docs_per_question() }}')
+        coalesce(max(case when setting = 'max_docs_per_question' then value end), '{{ setting('max_docs_per_question') }}')
             as max_docs_per_question,
         max(case when setting = 'err_max_grade' then cast(value as integer) end) as err_max_grade,
         max(case when setting = 'rbp_persistence' then value end) as rbp_persistence,
@@ -76,23 +109,32 @@ select
         as iprec_rule,
     cast(one_valued.bootstrap_resamples as integer) as bootstrap_resamples,
     cast(one_valued.bootstrap_seed as bigint) as bootstrap_seed,
-    -- keys sorted, separators as Python's json.dumps writes them
+    -- keys sorted, separators as Python's json.dumps writes them; a number or yes-or-no bare, none as null
     cast(concat(
-        '{"averaging": "', one_valued.averaging,
-        '", "err_max_grade": ', cast(one_valued.err_max_grade as string),
-        ', "ignore_identical_ids": ', case when one_valued.ignore_identical_ids then 'true' else 'false' end,
-        ', "judged_docs_only": ', case when one_valued.judged_docs_only then 'true' else 'false' end,
-        ', "k_values": [', cutoffs.k_list,
-        '], "max_docs_per_question": ',
-        case when one_valued.max_docs_per_question = 'none' then 'null' else one_valued.max_docs_per_question end,
-        ', "preset": ', case when one_valued.preset is null then 'null' else concat('"', one_valued.preset, '"') end,
-        ', "qrels_version": ', cast(versions.qrels_version as string),
-        ', "rbp_persistence": ', one_valued.rbp_persistence,
-        ', "relevance_level": ', cast(one_valued.relevance_level as string),
-        ', "trec_eval_version": ', cast(one_valued.trec_eval_version as string), '}'
+        '{'
+        {%- for name, json in recorded %},
+        '{{ '' if loop.first else ', ' }}"{{ name }}": ',
+        {%- set stored = 'recorded_values.recorded_' ~ name %}
+        {%- if json == 'list' %}
+        concat('[', coalesce(recorded_list_{{ name }}.items, ''), ']')
+        {%- elif json == 'version' %}
+        cast(versions.qrels_version as string)
+        {%- elif json == 'boolean' %}
+        case when lower({{ stored }}) = 'true' then 'true' else 'false' end
+        {%- elif json == 'number' %}
+        case when {{ stored }} is null or lower({{ stored }}) = 'none' then 'null' else {{ stored }} end
+        {%- else %}
+        case when {{ stored }} is null then 'null' else concat('"', {{ stored }}, '"') end
+        {%- endif %}
+        {%- endfor %},
+        '}'
     ) as string) as evaluation_settings
 from one_valued
-inner join cutoffs
-    on one_valued.collection_id = cutoffs.collection_id
 inner join versions
     on one_valued.collection_id = versions.collection_id
+inner join recorded_values
+    on one_valued.collection_id = recorded_values.collection_id
+{%- for name, json in recorded if json == 'list' %}
+left join recorded_list_{{ name }}
+    on one_valued.collection_id = recorded_list_{{ name }}.collection_id
+{%- endfor %}

@@ -1,9 +1,9 @@
--- One row per value of each per-collection setting (retrieval_metrics/setting_definitions.py) of every collection (with judgments or questions), as its
--- runs are evaluated: the collection's own values from the warehouse (`retrieval-metrics settings`), else from
--- the seed collection_settings, else the dbt var's (the default for every collection without its own; the gate's
--- vars for gated_collection_id only). k_values, gated_run_ids and gated_measures have one row per item (none:
--- nothing gated), baseline_run_id one row or none (no baseline: no comparisons), every other setting one row. A
--- setting's values all come from one place.
+-- One row per value of each per-collection setting (dbt_project.yml's setting_definitions) of every collection
+-- (with judgments or questions), as its runs are evaluated: the collection's own values from the warehouse
+-- (`retrieval-metrics settings`), else from the seed collection_settings, else the dbt var's (the default for every
+-- collection without its own; the gate's vars for gated_collection_id only). A list (k_values, gated_run_ids,
+-- gated_measures, target_differences) has one row per item (none: nothing gated), baseline_run_id one row or none
+-- (no baseline: no comparisons), every other setting one row. A setting's values all come from one place.
 -- A table, built once per build: the per-run models' hooks (through int_run_fingerprints) and
 -- int_collection_evaluation_settings read it, and as a view it took about 10 ms a read on Docent (1 ms as a table).
 
@@ -48,38 +48,20 @@ own as (
     select * from set_by_seed
 ),
 
-{#- every setting's value as its rows store it: k_values' cutoffs one by one, a yes-or-no as true or false -#}
+{#- the default of each setting a collection can have of its own, with a var (dbt_project.yml's setting_definitions),
+    as its rows store it: a list's items one by one, a yes-or-no as true or false; the regression gate's (gate)
+    for the collection gated_collection_id only -#}
 {%- set defaults = [] -%}
-{%- for k in cutoff_values() %}{% do defaults.append(('k_values', k)) %}{% endfor -%}
-{%- do defaults.extend([
-    ('baseline_run_id', baseline_run()),
-    ('relevance_level', relevance_level()),
-    ('averaging', averaging_mode()),
-    ('judged_docs_only', judged_docs_only() | string | lower),
-    ('ignore_identical_ids', ignore_identical_ids() | string | lower),
-    ('max_docs_per_question', max_docs_per_question()),
-    ('trec_eval_version', trec_eval_version()),
-    ('err_max_grade', err_max_grade()),
-    ('rbp_persistence', rbp_persistence()),
-    ('qrels_version', qrels_version()),
-    ('bootstrap_resamples', integer_var('bootstrap_resamples', 1, 2147483647)),
-    ('bootstrap_seed', integer_var('bootstrap_seed', 0, 9223372036854775807)),
-    ('min_judge_kappa', min_judge_kappa()),
-    ('alpha', significance_level()),
-    ('power', design_power()),
-    ('hsd_permutations', integer_var('hsd_permutations', 1, 2147483647)),
-]) %}
-{%- for difference in target_differences() %}{% do defaults.append(('target_differences', difference)) %}{% endfor -%}
-{#- the regression gate's runs and measures: the vars', for the collection gated_collection_id only -#}
 {%- set gates = [] -%}
-{%- for setting in ['gated_run_ids', 'gated_measures'] -%}
-    {%- set values = var(setting) -%}
-    {%- for value in (values.split(',') if values is string else values) %}{% do gates.append((setting, value | trim)) %}{% endfor -%}
+{%- for name, definition in var('setting_definitions').items() if definition.get('scope', 'collection') == 'collection' -%}
+    {%- for value in stored_setting(name) -%}
+        {%- do (gates if definition.get('gate') else defaults).append((name, value)) -%}
+    {%- endfor -%}
 {%- endfor %}
 
 defaults as (
     {%- for setting, value in defaults %}
-    select '{{ setting }}' as setting, cast('{{ value }}' as string) as value
+    select '{{ setting }}' as setting, cast({{ sql_string(value) }} as string) as value
     {%- if not loop.last %}
     union all
     {%- endif %}
@@ -107,7 +89,7 @@ by_default as (
     select collections.collection_id, gate_defaults.setting, gate_defaults.value, 'var' as set_by
     from collections
     cross join gate_defaults
-    where collections.collection_id = {{ sql_string(gated_collection()) }}
+    where collections.collection_id = {{ sql_string(setting('gated_collection_id')) }}
         and not exists (
             select 1 from own
             where own.collection_id = collections.collection_id and own.setting = gate_defaults.setting

@@ -37,9 +37,14 @@ settings_versions as (
         max(case when setting = 'baseline_run_id' then value end) as baseline_run_id,
         {{ unordered_hash_agg(['setting', 'value']) }} as settings_hash
     from {{ ref('int_collection_settings') }}
-    -- the gates check numbers, change none; the all-pairs settings change no per-run model
-    where setting not in ('gated_run_ids', 'gated_measures', 'min_judge_kappa', 'alpha', 'power', 'target_differences',
-        'hsd_permutations')
+    -- the settings that change a per-run model's numbers or are recorded with them (dbt_project.yml's
+    -- setting_definitions: not the gates, which check numbers and change none, nor those across_runs)
+    where setting in (
+        {%- for name, definition in var('setting_definitions').items()
+            if (definition.get('changes') or definition.get('recorded')) and not definition.get('across_runs') -%}
+        '{{ name }}'{{ ', ' if not loop.last }}
+        {%- endfor -%}
+    )
     group by collection_id
 ),
 

@@ -71,7 +71,7 @@ def test_plain_dbt_refuses_a_bad_setting_at_parse_time(published: Warehouse) -> 
     """Without the command's check (a plain `dbt build`), the project's macros stop dbt before any node runs."""
     before = published.db_path.read_bytes()
     result = run_dbt(["build", "--vars", "{k_values: [0]}"], published.db_path, capture=True)
-    assert result.returncode != 0 and "var k_values: 0 is not a positive integer" in result.stdout
+    assert result.returncode != 0 and "var k_values: [0] holds '0', not a positive integer" in result.stdout
     assert encountered_error(result.stdout) is not None and published.db_path.read_bytes() == before
 
 

@@ -1,17 +1,23 @@
-"""One definition per setting (retrieval_metrics/setting_definitions.py): the check of --vars, a collection's own
-settings, the CLI's help and docs/measures.md's table are made from it, and the dbt side is checked against it
-here, so that a drift fails: dbt_project.yml's vars (names, order, defaults), their validation in the macros
-(choices, minimums, maximums and messages), the defaults int_collection_settings lists, and the keys of
-run_measures.evaluation_settings. Also: the old name iprec_rule is refused in one line naming the new one, and
-read as it where it is stored; trec_eval_version decides how a score is held when runs are ranked. No dbt."""
+"""One definition per setting (dbt_project.yml's setting_definitions, read by retrieval_metrics/setting_definitions.py
+and by the macro setting()): the table's schema refuses a bad entry naming it and the key; the macro refuses each
+var the Python rule refuses, with its message, and gives the rows the rule stores (rendered here, no dbt: its
+Jinja against each rule, on values of every kind); the check of --vars, a collection's own settings, the CLI's
+help and docs/measures.md's table are made from the table. Also: the old name iprec_rule is refused in one line
+naming the new one, and read as it where it is stored; trec_eval_version decides how a score is held when runs
+are ranked."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from types import SimpleNamespace
 
+import jinja2
+import jinja2.sandbox
 import numpy as np
 import pytest
-import yaml
 
 from conftest import REPO_ROOT
 from retrieval_metrics import per_collection, settings
@@ -19,45 +25,87 @@ from retrieval_metrics.cli import main as cli
 from retrieval_metrics.per_collection import with_new_names
 from retrieval_metrics.presets import PRESETS, preset_name
 from retrieval_metrics.setting_definitions import (
-    BOOLEAN,
-    COLLECTION,
+    KINDS,
+    OWN,
+    PYTHON_KINDS,
     SETTINGS,
+    Setting,
     collection_settings,
+    definitions,
     help_lines,
     markdown_table,
+    setting_of,
     var_settings,
 )
-from retrieval_metrics.tie_rules import TREC_EVAL, TREC_EVAL_10, Ties, order_by
+from retrieval_metrics.tie_rules import DEFAULT_TIE_RULE, TREC_EVAL, TREC_EVAL_10, Ties, order_by
 from retrieval_metrics.warehouse import InputError
 
-MACROS = [REPO_ROOT / "macros" / name
-          for name in ("evaluation_settings.sql", "cutoffs.sql", "qrels_version_history.sql")]  # fmt: skip
-SETTINGS_MODEL = REPO_ROOT / "models" / "intermediate" / "int_collection_settings.sql"
-EVALUATION_MODEL = REPO_ROOT / "models" / "intermediate" / "int_collection_evaluation_settings.sql"
-# values, one of which each rule refuses (for the message the macros must give)
-BAD_VALUES = ["x", "-5", "0", "1", "latest", "", "3000000000"]
+MACROS = REPO_ROOT / "macros" / "evaluation_settings.sql"
+# values of every kind a var may be given (--vars parses YAML: text, numbers, yes-or-no, lists, null, mappings)
+PROBES: list[object] = [
+    "x", "-5", "0", "1", "2", "9", "10", 9, 10, 1, 0, -1, 1.5, 0.5, "0.5", "5e-1", "1e-3", "nan", "inf", True, False,
+    "true", "False", "none", "None", "", None, "latest", "LATEST", "3000000000", 3000000000, 99999999999999999999,
+    2147483647, "2147483648", 9223372036854775807, "9223372036854775808",
+    "1,5,10", " 10, 1,10", [1, 5], [5, "1", 5], [0], [-1], [], [1, "abc"], ["a", "b b"], [True], [None], [2147483648],
+    ["ndcg_cut_10", "map", "Judged@10"], ["x'y"], "bm25", "bm25'", " bm25", "a b", "x@y", "x.y-z", "a\\b",
+    [0.02, 0.05], "0.02, -1", "0.1,0.1", [1e300], {"a": 1}, "all_questions", "retrieved_only",
+    "keyword_normalized,bm25",
+]  # fmt: skip
 
 
-def macro_bodies() -> dict[str, str]:
-    """Every macro of the files that validate vars, and int_collection_settings' Jinja, by name."""
-    bodies = {}
-    for path in MACROS:
-        for name, body in re.findall(r"{% macro (\w+)\(.*?%}(.*?){%- endmacro %}", path.read_text(), re.DOTALL):
-            bodies[name] = body
-    bodies["int_collection_settings"] = SETTINGS_MODEL.read_text()
-    return bodies
+class CompilerError(Exception):
+    pass
 
 
-def dbt_validations(name: str) -> list[tuple[str, str]]:
-    """How the dbt side checks var `name`: (kind, text) for each call of choice_var, integer_var or boolean_var
-    naming it, and ("macro", body) for each macro that reads var('name') itself."""
-    found = []
-    for macro, body in macro_bodies().items():
-        for kind, arguments in re.findall(rf"(choice_var|integer_var|boolean_var)\('{name}'(.*?)\)\)", body):
-            found.append((kind, arguments))
-        if macro not in {"choice_var", "integer_var", "boolean_var"} and re.search(rf"(?<!\w)var\('{name}'\)", body):
-            found.append(("macro", body))
-    return found
+class MacroReturn(Exception):  # noqa: N818 (dbt's name: how {{ return(x) }} leaves a macro)
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+GIVEN: dict[str, object] = {}  # the --vars the macros see
+
+
+@cache
+def macros() -> dict[str, Callable[..., object]]:
+    """macros/evaluation_settings.sql's macros, called as dbt calls them (return() gives the value), with the
+    --vars GIVEN: var() as dbt's, the table from dbt_project.yml."""
+    table = definitions()
+    missing = object()
+
+    def var(name: str, default: object = missing) -> object:
+        if name == "setting_definitions":
+            return table
+        if name in GIVEN:
+            return GIVEN[name]
+        assert default is not missing, f"var {name} without a default"
+        return default
+
+    def raise_compiler_error(message: str) -> None:
+        raise CompilerError(message)
+
+    def returned(value: object) -> None:
+        raise MacroReturn(value)
+
+    text = MACROS.read_text()
+    names = re.findall(r"{% macro (\w+)\(", text)
+    raw: dict[str, Callable[..., object]] = {}
+
+    def called(name: str) -> Callable[..., object]:
+        def call(*args: object) -> object:
+            try:
+                return raw[name](*args)
+            except MacroReturn as returning:
+                return returning.value
+
+        return call
+
+    wrapped = {name: called(name) for name in names}
+    context = {**wrapped, "var": var, "return": returned, "modules": SimpleNamespace(re=re),
+               "exceptions": SimpleNamespace(raise_compiler_error=raise_compiler_error)}  # fmt: skip
+    environment = jinja2.sandbox.SandboxedEnvironment(extensions=["jinja2.ext.do"])
+    module = environment.from_string(re.sub(r"{% macro (\w+)\(", r"{% macro raw_\1(", text), globals=context).module
+    raw.update({name: getattr(module, f"raw_{name}") for name in names})
+    return wrapped
 
 
 def test_the_docs_table_is_the_definitions() -> None:
@@ -69,51 +117,99 @@ def test_the_docs_table_is_the_definitions() -> None:
     assert [line.split("`")[1] for line in markdown_table().splitlines()[2:]] == [s.name for s in SETTINGS]
 
 
-def test_the_dbt_vars_are_the_definitions_in_order_with_their_defaults() -> None:
-    project_vars = yaml.safe_load((REPO_ROOT / "dbt_project.yml").read_text())["vars"]
-    assert list(project_vars) == [s.name for s in var_settings()]
+def test_the_settings_are_the_table_in_its_order_with_their_defaults() -> None:
+    assert [s.name for s in SETTINGS] == list(definitions())
+    assert list(settings.RULES) == [s.name for s in var_settings()] == list(settings.project_defaults())
     for setting in var_settings():
-        assert project_vars[setting.name] == setting.default, setting.name
         assert setting.rule(setting.default) is None, setting.name
-    assert list(settings.RULES) == list(project_vars)
+        assert settings.project_defaults()[setting.name] == definitions()[setting.name]["default"]
+    assert {s.kind for s in SETTINGS} <= set(KINDS)
+    assert all(s.scope == OWN for s in SETTINGS if s.kind in PYTHON_KINDS)
+    assert per_collection.BY_NAME["tie_rule"].default == DEFAULT_TIE_RULE
 
 
-def test_the_macros_check_each_var_as_its_rule_does() -> None:
-    """Every setting with a var that a macro reads is checked there as the table's rule checks it: the same
-    choices, minimum and maximum, or (a macro of its own) the same message for a refused value."""
-    read_by_dbt = {s.name for s in var_settings() if dbt_validations(s.name)}
-    one_valued_per_collection = {s.name for s in var_settings() if s.scope == COLLECTION and not s.list_valued}
-    assert one_valued_per_collection <= read_by_dbt, one_valued_per_collection - read_by_dbt
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"defualt": 1, "rule": "boolean", "meaning": "m"}, "unknown key 'defualt'"),
+    ({"default": 1, "rule": "integer", "meaning": "m"}, "no key 'minimum'"),
+    ({"default": 1, "rule": "integer", "minimum": 0, "choices": [1], "meaning": "m"}, "unknown key 'choices'"),
+    ({"default": 1, "rule": "float", "meaning": "m"}, "rule 'float' is not one of one_of, integer, number, "),
+    ({"default": 1, "rule": "boolean"}, "no key 'meaning'"),
+    ({"default": "maybe", "rule": "boolean", "meaning": "m"}, "default 'maybe' is not true or false"),
+    ({"default": 0, "rule": "integer", "minimum": 1, "meaning": "m"}, "default 0 is not an integer >= 1"),
+    ({"default": "x", "rule": "tie_rule", "meaning": "m"}, "scope 'collection' is not own"),
+    ({"default": 1, "rule": "boolean", "meaning": "m", "scope": "run"}, "scope 'run' is not build, collection or own"),
+    ({"default": 1, "rule": "boolean", "meaning": "m", "recorded": "yes"}, "recorded is not true or false"),
+    ({"default": 1, "rule": "integer", "minimum": "0", "meaning": "m"}, "minimum '0' is not an integer"),
+    ({"default": 1, "rule": "number", "maximum": True, "meaning": "m"}, "maximum True is not a number"),
+    ({"default": 1, "rule": "number", "none": "yes", "meaning": "m"}, "none is not true or false"),
+    ({"default": "a", "rule": "one_of", "choices": "a", "meaning": "m"}, "choices 'a' is not a list of values"),
+    ([1], "is not a mapping of keys"),
+])  # fmt: skip
+def test_a_bad_entry_is_refused_naming_the_setting_and_the_key(entry: object, message: str) -> None:
+    separator = "" if isinstance(entry, list) else ":"
+    where = f"dbt_project.yml: setting_definitions: new_one{separator}"
+    with pytest.raises(InputError, match=re.escape(f"{where} {message}")):
+        setting_of("new_one", entry)
+    with pytest.raises(InputError, match="setting_definitions: New-One: the name is not lowercase letters"):
+        setting_of("New-One", entry)
+
+
+def test_a_project_without_the_table_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "dbt_project.yml").write_text("name: p\nvars: {k_values: [1]}\n")
+    monkeypatch.setenv("DBT_PROJECT_DIR", str(tmp_path))
+    with pytest.raises(InputError, match="no vars: setting_definitions"):
+        definitions()
+
+
+@pytest.mark.parametrize("setting", var_settings(), ids=lambda setting: setting.name)
+def test_the_macro_refuses_what_the_rule_refuses_and_stores_what_it_stores(setting: Setting) -> None:
+    """setting(name) in dbt, on every probe given as the var: refused with the rule's reason, or taken and stored
+    (stored_setting: int_collection_settings' default rows) as the rule stores it."""
+    for value in PROBES:
+        reason = setting.rule(value)
+        GIVEN.clear()
+        GIVEN[setting.name] = value
+        called = macros()
+        if reason is not None:
+            with pytest.raises(CompilerError) as refused:
+                called["setting"](setting.name)
+            assert str(refused.value) == f"var {setting.name}: {value} {reason}", (setting.name, value)
+        else:
+            stored = called["stored_setting"](setting.name)
+            assert stored == setting.rule.store(value), (setting.name, value)
+
+
+@pytest.mark.parametrize("entry", [
+    {"default": 0, "rule": "number", "minimum": 0},
+    {"default": 1, "rule": "number", "maximum": 5, "exclusive": True},
+    {"default": 0.5, "rule": "number", "minimum": 0.5, "maximum": 2.5},
+    {"default": "none", "rule": "number", "minimum": -1, "none": True},
+    {"default": "none", "rule": "integer", "minimum": -3, "maximum": 7, "none": True},
+    {"default": 1, "rule": "integer", "minimum": 1},
+    {"default": "a", "rule": "one_of", "choices": ["a", 1, "10"]},
+], ids=str)  # fmt: skip
+def test_each_kind_with_other_parameters_is_checked_alike(entry: dict[str, object]) -> None:
+    """The kinds' parameters as no setting has them yet: the macro's check is the rule's."""
+    rule = setting_of("new_one", {**entry, "meaning": "m"}).rule
+    for value in PROBES:
+        checked = macros()["checked_setting"](entry, value)
+        assert checked["reason"] == rule(value), (entry, value)
+        if checked["reason"] is None:
+            assert [str(checked["value"]).lower() if isinstance(checked["value"], bool) else str(checked["value"])
+                    ] == rule.store(value), (entry, value)  # fmt: skip
+
+
+def test_the_macro_gives_each_default_as_the_rule_stores_it_and_no_var_for_a_collections_own() -> None:
+    GIVEN.clear()
+    called = macros()
     for setting in var_settings():
-        for kind, text in dbt_validations(setting.name):
-            rule = setting.rule
-            if kind == "choice_var":
-                assert tuple(re.findall(r"'([^']*)'", text)) == rule.choices, setting.name
-            elif kind == "integer_var":
-                bounds = [int(number) for number in re.findall(r"-?\d+", text)]
-                assert bounds == [rule.minimum] + ([rule.maximum] if rule.maximum is not None else []), setting.name
-            elif kind == "boolean_var":
-                assert rule is BOOLEAN, setting.name
-            elif setting.name != "k_values":  # cutoffs.sql: checked below
-                reason = next(rule(bad) for bad in BAD_VALUES if rule(bad) is not None)
-                assert f'" {reason}"' in text, (setting.name, reason)
-    cutoffs = macro_bodies()["cutoff_values"]
-    assert str(per_collection.BY_NAME["k_values"].rule(["99999999999"])).endswith("more than 2147483647")
-    assert "2147483647" in cutoffs and "not a positive integer" in cutoffs
-
-
-def test_int_collection_settings_lists_every_default_and_records_every_recorded_setting() -> None:
-    model = SETTINGS_MODEL.read_text()
-    defaults = model[model.index("defaults.extend([") : model.index("]) %}")]
-    listed = set(re.findall(r"\('(\w+)', [\w(]", defaults))
-    expected = {s.name for s in collection_settings() if s.has_var and not s.list_valued}
-    assert listed == expected, (listed ^ expected)
-    assert "cutoff_values()" in model and "['gated_run_ids', 'gated_measures']" in model
-    assert "target_differences()" in model
-    with_var = {s.name for s in collection_settings() if s.list_valued and s.has_var}
-    assert with_var == {"k_values", "gated_run_ids", "gated_measures", "target_differences"}
-    recorded = re.findall(r'"(\w+)": ', EVALUATION_MODEL.read_text())
-    assert recorded == sorted(recorded) == sorted(s.name for s in SETTINGS if s.recorded)
+        assert called["stored_setting"](setting.name) == setting.rule.store(setting.default), setting.name
+    for setting in SETTINGS:
+        if not setting.has_var:
+            with pytest.raises(CompilerError, match=f"setting {setting.name} has no var"):
+                called["setting"](setting.name)
+    with pytest.raises(CompilerError, match="no setting k_value in dbt_project.yml's setting_definitions"):
+        called["setting"]("k_value")
 
 
 def test_the_settings_help_lists_every_collection_setting(capsys: pytest.CaptureFixture[str]) -> None:

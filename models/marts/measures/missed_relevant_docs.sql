@@ -79,7 +79,7 @@ outranking_prefixes as (
             "doc_id || coalesce(' [' || matched_terms || ']', '')", '; ', 'collection_id, run_id, question_id', 'rank'
         ) }} as outranking_matches
     from rankings
-    where rank <= {{ var('max_outranking_docs_listed') }}
+    where rank <= {{ setting('max_outranking_docs_listed') }}
 ),
 
 outranking as (
@@ -98,7 +98,7 @@ outranking as (
         and missed.question_id = outranking_prefixes.question_id
         -- all the docs above the missed one (all the run returned, if it never returned it), capped
         and outranking_prefixes.rank = least(
-            coalesce(missed.doc_rank - 1, missed.n_retrieved), {{ var('max_outranking_docs_listed') }}
+            coalesce(missed.doc_rank - 1, missed.n_retrieved), {{ setting('max_outranking_docs_listed') }}
         )
 ),
 
