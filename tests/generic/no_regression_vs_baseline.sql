@@ -1,7 +1,8 @@
 {#- Regression gate, on question_comparisons: fails when a gated run's mean of a gated measure (as printed:
-    ndcg_cut_2, recall_2, map, Judged@10) falls below the baseline's by more than `tolerance`. The gated runs
-    and measures are each collection's settings gated_run_ids and gated_measures (int_collection_settings: its
-    own, else the vars for the collection gated_collection_id); runs that are not in the collection are not
+    ndcg_cut_2, recall_2, map, Judged@10) falls below the baseline's by more than the collection's gate_tolerance
+    (or `tolerance`, if more). The gated runs, measures and tolerance are each collection's settings gated_run_ids,
+    gated_measures and gate_tolerance (int_collection_settings: its own, else the vars for the collection
+    gated_collection_id); runs that are not in the collection are not
     checked. Its failure rows name the questions that got worse and by how much, with the run's mean
     difference. -#}
 {% test no_regression_vs_baseline(model, tolerance=0.0) %}
@@ -18,6 +19,12 @@ gated_measures as (
     where setting = 'gated_measures'
 ),
 
+tolerances as (
+    select collection_id, cast(value as double) as tolerance
+    from {{ ref('int_collection_settings') }}
+    where setting = 'gate_tolerance'
+),
+
 compared as (
     select checked.*
     from {{ model }} as checked
@@ -30,10 +37,12 @@ compared as (
 ),
 
 regressed_runs as (
-    select collection_id, run_id, measure_name, avg(difference) as mean_difference
+    select compared.collection_id, compared.run_id, compared.measure_name, avg(compared.difference) as mean_difference
     from compared
-    group by collection_id, run_id, measure_name
-    having avg(difference) < -{{ tolerance }}
+    left join tolerances
+        on compared.collection_id = tolerances.collection_id
+    group by compared.collection_id, compared.run_id, compared.measure_name, tolerances.tolerance
+    having avg(compared.difference) < -greatest({{ tolerance }}, coalesce(tolerances.tolerance, 0.0))
 )
 
 select

@@ -12,6 +12,7 @@ import csv
 import json
 import math
 import random
+import re
 from pathlib import Path
 
 import duckdb
@@ -28,6 +29,7 @@ from retrieval_metrics.per_collection import seed_settings, values_of
 from retrieval_metrics.presets import PRESETS
 from retrieval_metrics.report import report
 from retrieval_metrics.scorecard import scorecard, with_interval
+from retrieval_metrics.settings import check_vars
 from retrieval_metrics.stats import BATCH_VALUES
 from retrieval_metrics.warehouse import InputError
 from test_lesson_scorecard import LESSON_SCORECARD
@@ -81,8 +83,8 @@ def two_collections(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory)
         "9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); qrels_version latest (the "
         "var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); baseline_run_id run0 (set "
         "here); alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
-        "1000 (the var's); gated_run_ids none (not gated); gated_measures none (not gated); min_judge_kappa none (the var's); "
-        "tie_rule trec_eval (set here); measures none (the default); "
+        "1000 (the var's); gated_run_ids none (not gated); gated_measures none (not gated); gate_tolerance none (not "
+        "gated); min_judge_kappa none (the var's); tie_rule trec_eval (set here); measures none (the default); "
         "user_measures none (the default)"
     )
     built = warehouse.cli("build")
@@ -118,7 +120,7 @@ def test_each_collection_is_built_at_its_own_cutoffs_against_its_own_baseline(tw
         ("docent", "bootstrap_resamples", ["1000"], "var"), ("docent", "bootstrap_seed", ["20261203"], "var"),
         ("docent", "err_max_grade", ["4"], "seed"),
         ("docent", "gated_measures", ["ndcg_cut_2", "recall_2"], "var"),
-        ("docent", "gated_run_ids", ["bm25", "keyword_normalized"], "var"),
+        ("docent", "gated_run_ids", ["bm25", "keyword_normalized"], "var"), ("docent", "gate_tolerance", ["0.0"], "var"),
         ("docent", "ignore_identical_ids", ["false"], "seed"),
         ("docent", "judged_docs_only", ["false"], "seed"),
         ("docent", "k_values", ["1", "2", "3"], "seed"), ("docent", "max_docs_per_question", ["none"], "var"),
@@ -238,8 +240,8 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "trec_eval_version 9 (set here); err_max_grade 4 (the var's); rbp_persistence 0.9 (the var's); "
         "qrels_version latest (the var's); bootstrap_resamples 500 (set here); bootstrap_seed 20261203 (the var's); "
         "baseline_run_id run0 (set here); alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
-        "1000 (the var's); gated_run_ids none (not gated); gated_measures none (not gated); "
-        "min_judge_kappa none (the var's); tie_rule trec_eval (set here); measures none (the default); "
+        "1000 (the var's); gated_run_ids none (not gated); gated_measures none (not gated); gate_tolerance none (not "
+        "gated); min_judge_kappa none (the var's); tie_rule trec_eval (set here); measures none (the default); "
         "user_measures none (the default)"
     )
     assert rm.collection_settings("docent", database=warehouse.db_path) == (
@@ -251,7 +253,7 @@ def test_a_changed_setting_recomputes_that_collection_only(two_collections, tmp_
         "alpha 0.05 (the var's); power 0.8 (the var's); target_differences 0.02, 0.05, 0.1 (the var's); hsd_permutations "
         "1000 (the var's); "
         "gated_run_ids bm25, keyword_normalized (the var's); gated_measures ndcg_cut_2, recall_2 (the var's); "
-        "min_judge_kappa none (the var's); tie_rule doc_order (the seed's); measures none (the default); user_measures none (the default)"
+        "gate_tolerance 0.0 (the var's); min_judge_kappa none (the var's); tie_rule doc_order (the seed's); measures none (the default); user_measures none (the default)"
     )
 
 
@@ -318,7 +320,8 @@ def test_an_overridden_preset_and_a_setting_stored_under_its_old_name(two_collec
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, averaging, "
          "relevance_level, judged_docs_only, ignore_identical_ids, max_docs_per_question, trec_eval_version, "
          "err_max_grade, rbp_persistence, qrels_version, bootstrap_resamples, bootstrap_seed, baseline_run_id, "
-         "alpha, power, target_differences, hsd_permutations, gated_run_ids, gated_measures, min_judge_kappa, "
+         "alpha, power, target_differences, hsd_permutations, gated_run_ids, gated_measures, gate_tolerance, "
+         "min_judge_kappa, "
          "tie_rule, measures, user_measures)"),
         (["--collection", "gen", "--preset", "trec-dk"],
          "collection 'gen': setting preset: 'trec-dk' is not one of lesson, trec-dl-passage, trec-dl-doc, trec-adhoc, "
@@ -562,3 +565,24 @@ def test_each_collection_gates_its_own_runs_on_its_own_measures(two_collections,
                           "order by all") == [("gen", "run1", below[0]), ("gen", "run1", below[-1])]  # fmt: skip
     # the gate changes no number: no run's fingerprint moved
     assert warehouse.rows("select * from intermediate.int_run_fingerprints order by all") == fingerprints
+    # gen's gate_tolerance: a drop of no more than it passes, so the gate fails on the larger drop only
+    drops = sorted((means[("run0", name)] - means[("run1", name)], name) for name in (below[0], below[-1]))
+    between = (drops[0][0] + drops[1][0]) / 2
+    assert drops[0][0] < between < drops[1][0]
+    tolerant = warehouse.cli("settings", "--collection", "gen", "--set", f"gate_tolerance={between!r}")
+    assert tolerant.returncode == 0 and "gate_tolerance " in tolerant.stdout, tolerant.stderr
+    failed = warehouse.cli("build", "--select", "int_collection_settings", "question_comparisons")
+    assert failed.returncode == 2, failed.stderr[-2000:]
+    assert warehouse.rows("select distinct collection_id, run_id, measure_name from dbt_test__audit.regression_gate "
+                          "order by all") == [("gen", "run1", drops[1][1])]  # fmt: skip
+    assert warehouse.cli("settings", "--collection", "gen", "--set", f"gate_tolerance={drops[1][0] + 1e-9!r}"
+                         ).returncode == 0  # fmt: skip
+    assert warehouse.cli("build", "--select", "int_collection_settings", "question_comparisons").returncode == 0
+    assert warehouse.rows("select * from intermediate.int_run_fingerprints order by all") == fingerprints
+
+
+@pytest.mark.parametrize(("value", "reason"), [("-0.01", "is not a number >= 0"), ("x", "is not a number >= 0")])
+def test_a_bad_gate_tolerance_is_refused_before_dbt_starts(value: str, reason: str) -> None:
+    with pytest.raises(InputError, match=re.escape(f"var gate_tolerance: {value!r} {reason}")):
+        check_vars(None, ["--vars", f"{{gate_tolerance: '{value}'}}"])
+    check_vars(None, ["--vars", "{gate_tolerance: 0.005}"])
