@@ -114,6 +114,14 @@ def direct_randomized_tukey(values: np.ndarray, n_permutations: int, seed: int) 
             for a in range(m) for b in range(a + 1, m)}  # fmt: skip
 
 
+def test_studentized_ranges_shared_among_processes_are_scipys_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(anova, "SPLIT_FROM", 4)
+    monkeypatch.setattr(anova.os, "cpu_count", lambda: 2)  # this process and one child, on any machine
+    q = np.array([0.0, 0.3, 1.7, 2.5, 3.1, 1.7, 4.9, 6.2])
+    got = anova.studentized_range_sf(q, 5, 36)
+    assert got.tobytes() == np.asarray(stats.studentized_range.sf(q, 5, 36), dtype=float).tobytes()
+
+
 def test_the_randomized_tukey_hsd_is_a_direct_implementation_with_the_same_draws() -> None:
     values = reciprocal_ranks()
     expected = direct_randomized_tukey(values, 300, 7)
