@@ -84,15 +84,24 @@
     {{ return(text if text == 'latest' else text | int) }}
 {%- endmacro %}
 
-{#- The run every run of a collection is compared with, or none (also an empty var): no comparisons. -#}
-{% macro baseline_run() -%}
+{#- The runs every run of a collection is compared with (each with each baseline but itself), by run id: a list
+    ("a,b" or [a, b]), or ['none'] for none (also an empty var): no comparisons. -#}
+{% macro baseline_runs() -%}
     {%- set value = var('baseline_run_id') -%}
-    {%- set text = '' if value is none else value | string | trim -%}
-    {%- if text | lower in ['', 'none'] -%}{{ return('none') }}{%- endif -%}
-    {%- if not modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*', text) -%}
-        {{ exceptions.raise_compiler_error("var baseline_run_id: " ~ text ~ " is not none or a run id") }}
-    {%- endif -%}
-    {{ return(text) }}
+    {%- set items = value.split(',') if value is string else (value if value is sequence else [value]) -%}
+    {%- set found = [] -%}
+    {%- for item in items %}{% do found.append('' if item is none else item | string | trim) %}{% endfor -%}
+    {%- if found | length == 1 and found[0] | lower in ['', 'none'] -%}{{ return(['none']) }}{%- endif -%}
+    {%- set seen = [] -%}
+    {%- for item in found -%}
+        {%- if item | lower == 'none' or not modules.re.fullmatch('[A-Za-z0-9][A-Za-z0-9_.-]*', item) -%}
+            {{ exceptions.raise_compiler_error("var baseline_run_id: " ~ value ~ " is not none or a list of run ids") }}
+        {%- elif item in seen -%}
+            {{ exceptions.raise_compiler_error("var baseline_run_id: " ~ value ~ " names " ~ item ~ " twice") }}
+        {%- endif -%}
+        {%- do seen.append(item) -%}
+    {%- endfor -%}
+    {{ return(found | sort) }}
 {%- endmacro %}
 
 {#- The collection the regression gate's vars (gated_run_ids, gated_measures) apply to. -#}

@@ -160,11 +160,22 @@ def _identifier(value: object) -> str | None:
 IDENTIFIER_RULE = Rule(_identifier, "a collection id")
 
 
-def _baseline(value: object) -> str | None:
-    return None if is_none(value) or _identifier(value) is None else "is not none or a run id"
+def _baselines(value: object) -> str | None:
+    items = items_of(value)
+    if len(items) == 1 and is_none(items[0]):
+        return None
+    if not items or any(_identifier(item) is not None or text_of(item).lower() == NONE for item in items):
+        return "is not none or a list of run ids"
+    twice = [item for position, item in enumerate(items) if item in items[:position]]
+    return f"names {twice[0]} twice" if twice else None
 
 
-BASELINE = Rule(_baseline, "`none` or a run id", lambda value: [NONE if is_none(value) else text_of(value)])
+def _baselines_stored(value: object) -> list[str]:
+    items = items_of(value)
+    return [NONE] if len(items) == 1 and is_none(items[0]) else sorted(text_of(item) for item in items)
+
+
+BASELINES = Rule(_baselines, "`none` or a list of run ids: `bm25` or `bm25,splade`", _baselines_stored)
 
 
 def _identifiers(value: object) -> str | None:
@@ -283,8 +294,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("bootstrap_seed", integer(0, MAX_BIGINT), 20261203, "the bootstrap's seed", "intervals"),
     Setting("max_outranking_docs_listed", integer(0), 10, "how many outranking docs missed_relevant_docs lists",
             "", VAR),
-    Setting("baseline_run_id", BASELINE, NONE, "the run the collection's runs are compared with; none: no "
-            "comparisons", "comparisons", names_runs=True),
+    Setting("baseline_run_id", BASELINES, NONE, "the runs the collection's runs are compared with, each run "
+            "with each baseline but itself; none: no comparisons", "comparisons", list_valued=True, names_runs=True),
     Setting("n_permutations", integer(1), 10000, "the paired randomization test's resamples (exact when "
             "2^questions <= it)", "p-values", VAR),
     Setting("permutation_seed", integer(0), 20261202, "the randomization test's seed", "p-values", VAR),
@@ -300,7 +311,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("gated_collection_id", IDENTIFIER_RULE, "docent", "the collection the gate's vars apply to", "", VAR,
             names_runs=True),
     Setting("gated_run_ids", IDENTIFIERS, ["keyword_normalized", "bm25"], "the runs the regression gate holds to "
-            "the baseline (none: nothing gated)", "", list_valued=True, gate=True, names_runs=True),
+            "every baseline (none: nothing gated)", "", list_valued=True, gate=True, names_runs=True),
     Setting("gated_measures", MEASURE_NAMES, ["ndcg_cut_2", "recall_2"], "the measures the regression gate "
             "checks", "", list_valued=True, gate=True),
     Setting("min_judge_kappa", KAPPA, NONE, "the judge gate: an automatic judge whose Cohen's kappa with people "

@@ -2,8 +2,8 @@
 -- runs are evaluated: the collection's own values from the warehouse (`retrieval-metrics settings`), else from
 -- the seed collection_settings, else the dbt var's (the default for every collection without its own; the gate's
 -- vars for gated_collection_id only). k_values, gated_run_ids and gated_measures have one row per item (none:
--- nothing gated), baseline_run_id one row or none (no baseline: no comparisons), every other setting one row. A
--- setting's values all come from one place.
+-- nothing gated), baseline_run_id one row per baseline or none (no baseline: no comparisons), every other setting
+-- one row. A setting's values all come from one place.
 -- A table, built once per build: the per-run models' hooks (through int_run_fingerprints) and
 -- int_collection_evaluation_settings read it, and as a view it took about 10 ms a read on Docent (1 ms as a table).
 
@@ -51,8 +51,8 @@ own as (
 {#- every setting's value as its rows store it: k_values' cutoffs one by one, a yes-or-no as true or false -#}
 {%- set defaults = [] -%}
 {%- for k in cutoff_values() %}{% do defaults.append(('k_values', k)) %}{% endfor -%}
+{%- for run_id in baseline_runs() %}{% do defaults.append(('baseline_run_id', run_id)) %}{% endfor -%}
 {%- do defaults.extend([
-    ('baseline_run_id', baseline_run()),
     ('relevance_level', relevance_level()),
     ('averaging', averaging_mode()),
     ('judged_docs_only', judged_docs_only() | string | lower),

@@ -109,9 +109,9 @@ def test_int_collection_settings_lists_every_default_and_records_every_recorded_
     expected = {s.name for s in collection_settings() if s.has_var and not s.list_valued}
     assert listed == expected, (listed ^ expected)
     assert "cutoff_values()" in model and "['gated_run_ids', 'gated_measures']" in model
-    assert "target_differences()" in model
+    assert "target_differences()" in model and "baseline_runs()" in model
     with_var = {s.name for s in collection_settings() if s.list_valued and s.has_var}
-    assert with_var == {"k_values", "gated_run_ids", "gated_measures", "target_differences"}
+    assert with_var == {"k_values", "baseline_run_id", "gated_run_ids", "gated_measures", "target_differences"}
     recorded = re.findall(r'"(\w+)": ', EVALUATION_MODEL.read_text())
     assert recorded == sorted(recorded) == sorted(s.name for s in SETTINGS if s.recorded)
 
@@ -134,6 +134,9 @@ def test_each_collection_setting_is_checked_and_stored_by_its_rule() -> None:
         assert setting.rule(value) is None and per_collection.values_of(setting.name, value), setting.name
     assert per_collection.values_of("trec_eval_version", 10) == ["10"]
     assert per_collection.values_of("k_values", "10, 1,10") == ["1", "10"]
+    assert per_collection.values_of("baseline_run_id", ["splade", "bm25"]) == ["bm25", "splade"]
+    assert per_collection.values_of("baseline_run_id", "splade, bm25") == ["bm25", "splade"]
+    assert per_collection.values_of("baseline_run_id", ["none"]) == per_collection.values_of("baseline_run_id", "") == ["none"]
     for preset in PRESETS.values():  # every preset gives settings that exist, each at a value its rule takes
         assert all(per_collection.RULES[name](value) is None for name, value in preset.settings.items())
 
