@@ -127,13 +127,23 @@
         {%- if not is_setting_id(value) -%}
             {%- do found.update(reason='is not a run or collection id') -%}
         {%- endif -%}
-    {%- elif kind == 'baseline' -%}
-        {%- if value is none or text | lower in ['', 'none'] -%}
-            {%- do found.update(value='none') -%}
-        {%- elif not is_setting_id(value) -%}
-            {%- do found.update(reason='is not none or a run id') -%}
+    {%- elif kind == 'baselines' -%}
+        {%- set bad = [] -%}
+        {%- set seen = [] -%}
+        {%- set twice = [] -%}
+        {%- for item in items -%}
+            {%- if not is_setting_id(item) or item | lower == 'none' -%}{%- do bad.append(item) -%}{%- endif -%}
+            {%- if item in seen -%}{%- do twice.append(item) -%}{%- endif -%}
+            {%- do seen.append(item) -%}
+        {%- endfor -%}
+        {%- if items | length == 1 and (items[0] is none or (items[0] | string | trim | lower) in ['', 'none']) -%}
+            {%- do found.update(value=['none']) -%}
+        {%- elif items | length == 0 or bad -%}
+            {%- do found.update(reason='is not none or a list of run ids') -%}
+        {%- elif twice -%}
+            {%- do found.update(reason='names ' ~ twice[0] ~ ' twice') -%}
         {%- else -%}
-            {%- do found.update(value=text) -%}
+            {%- do found.update(value=items | sort) -%}
         {%- endif -%}
     {%- elif kind in ['identifiers', 'measure_names'] -%}
         {%- set pattern = '[A-Za-z0-9][A-Za-z0-9_.-]*' if kind == 'identifiers' else '[A-Za-z0-9][A-Za-z0-9_.@-]*' -%}

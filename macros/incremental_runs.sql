@@ -6,9 +6,9 @@
     earlier rows, and those of runs that are gone. (delete+insert on [collection_id, run_id] would do the first,
     but dbt-duckdb deletes by joining every stored row of a run to every new one: a run of 200 questions x 1,000
     documents recomputed took minutes.) A model's fingerprint of a run hashes int_run_fingerprints' (the run's data, its
-    collection's judgments, questions, tags and settings, the baseline's version, the vars that change numbers and
-    the registry), the code behind the model (code_digest) and the fingerprints its per-run parents' rows carry
-    for the run. Spark's Parquet tables take no DELETE: there the per-run models are tables, every run computed each build. -#}
+    collection's judgments, questions, tags and settings, the vars that change numbers and the registry; and, for
+    a model whose config meta says reads_baselines, the collection's baselines and their versions), the code behind
+    the model (code_digest) and the fingerprints its per-run parents' rows carry for the run. Spark's Parquet tables take no DELETE: there the per-run models are tables, every run computed each build. -#}
 
 {#- Whether the per-run models are incremental (DuckDB), or tables rebuilt whole (Spark). -#}
 {% macro runs_computed_incrementally() -%}
@@ -52,13 +52,21 @@
 {%- endmacro %}
 {% macro spark__code_digest(name) -%}{{ return("'" ~ local_md5(model.raw_code) ~ "'") }}{%- endmacro %}
 
+{#- The column of int_run_fingerprints a model's fingerprint of a run starts from: with the collection's baselines
+    for a model that reads them (config meta reads_baselines: question_comparisons; its readers follow through its
+    fingerprint), else without, so that a change of the baselines recomputes the comparisons and nothing else. -#}
+{% macro run_fingerprint_column(node) -%}
+    {%- set reads_baselines = (node.config.get('meta') or {}).get('reads_baselines') -%}
+    {{ return('fingerprint_with_baselines' if reads_baselines else 'fingerprint') }}
+{%- endmacro %}
+
 {#- (collection_id, run_id, fingerprint): every run, with its current fingerprint for the model being built. -#}
 {% macro run_fingerprints() -%}
     {%- set parents = per_run_parents(model) if execute else [] -%}
     select
         runs.collection_id,
         runs.run_id,
-        md5(concat_ws('|', runs.fingerprint, {{ code_digest(model.name) }}
+        md5(concat_ws('|', runs.{{ run_fingerprint_column(model) }}, {{ code_digest(model.name) }}
             {%- for parent in parents %}, coalesce(parent_{{ loop.index }}.fingerprint, 'none'){% endfor %})) as fingerprint
     from {{ model_relation('int_run_fingerprints') if execute else ref('int_run_fingerprints') }} as runs
     {%- for parent in parents %}

@@ -83,6 +83,8 @@ select
     run_mean,
     baseline_mean,
     mean_difference,
+    difference_ci_low,
+    difference_ci_high,
     effect_size,
     t_statistic,
     t_p_value,

@@ -10,6 +10,9 @@ A measure whose values do not vary (residuals within TIE_TOLERANCE) has no F, p-
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -19,6 +22,11 @@ import pandas as pd
 TIE_TOLERANCE = 1e-12  # as retrieval_metrics.stats: differences this small are float noise
 HSD_BATCH = 1000  # permutations drawn per call of the generator: the draws depend on it
 GATHERED_VALUES = 4_000_000  # permuted values per gather (32 MB)
+SPLIT_FROM = 300  # distinct studentized ranges from which they are split among processes (a child starts in ~1 s)
+# a child's share of studentized_range_sf: reads k, df and float64 q values, writes float64 p-values
+_SF_CHILD = ("import sys, numpy as np; from scipy import stats; k, df = int(sys.argv[1]), float(sys.argv[2]); "
+             "q = np.frombuffer(sys.stdin.buffer.read()); "
+             "sys.stdout.buffer.write(np.asarray(stats.studentized_range.sf(q, k, df), dtype=float).tobytes())")
 
 
 @dataclass(frozen=True)
@@ -88,18 +96,44 @@ def pairs(m: int) -> tuple[np.ndarray, np.ndarray]:
     return i, j
 
 
-def tukey_hsd_p_values(run_means: np.ndarray, table: Anova) -> np.ndarray | None:
-    """Tukey's HSD p-value of every pair (pairs() order): the studentized range |mean_i - mean_j| /
-    sqrt(MS_residual / n) of m runs with the residual's degrees of freedom (scipy.stats.studentized_range).
-    None when the values do not vary."""
-    from scipy import stats
-
+def studentized_ranges(run_means: np.ndarray, table: Anova) -> np.ndarray | None:
+    """Every pair's (pairs() order) studentized range |mean_i - mean_j| / sqrt(MS_residual / n); None when the
+    values do not vary."""
     if not table.varies:
         return None
     i, j = pairs(table.n_runs)
-    q = np.abs(run_means[i] - run_means[j]) / math.sqrt(table.ms_residual / table.n_questions)
-    distinct, back = np.unique(q, return_inverse=True)  # scipy takes ~7 ms a value: each distinct one once
-    return np.asarray(stats.studentized_range.sf(distinct, table.n_runs, table.df_residual), dtype=float)[back]
+    return np.abs(run_means[i] - run_means[j]) / math.sqrt(table.ms_residual / table.n_questions)
+
+
+def studentized_range_sf(q: np.ndarray, k: int, df: int) -> np.ndarray:
+    """scipy.stats.studentized_range.sf(q, k, df) of each value, each distinct value once. scipy integrates each
+    one numerically (about 10 ms); from SPLIT_FROM distinct values on a machine of several cores, they are shared
+    among this process and children running the same scipy on the same float64 values: the same bits."""
+    from scipy import stats
+
+    distinct, back = np.unique(q, return_inverse=True)
+    shares = np.array_split(distinct, min(os.cpu_count() or 1, 4) if len(distinct) >= SPLIT_FROM else 1)
+    children = [subprocess.Popen([sys.executable, "-c", _SF_CHILD, str(k), str(df)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE) for _ in shares[1:]]  # fmt: skip
+    for child, share in zip(children, shares[1:], strict=True):
+        assert child.stdin is not None
+        child.stdin.write(share.astype(float).tobytes())
+        child.stdin.close()
+    found = [np.asarray(stats.studentized_range.sf(shares[0], k, df), dtype=float)]
+    for child, share in zip(children, shares[1:], strict=True):
+        assert child.stdout is not None
+        values = np.frombuffer(child.stdout.read(), dtype=float)
+        if child.wait() != 0 or len(values) != len(share):
+            raise RuntimeError(f"studentized_range_sf: a child process failed (exit {child.returncode})")
+        found.append(values)
+    return np.concatenate(found)[back]
+
+
+def tukey_hsd_p_values(run_means: np.ndarray, table: Anova) -> np.ndarray | None:
+    """Tukey's HSD p-value of every pair (pairs() order): the studentized range of m runs with the residual's
+    degrees of freedom (scipy.stats.studentized_range). None when the values do not vary."""
+    q = studentized_ranges(run_means, table)
+    return None if q is None else studentized_range_sf(q, table.n_runs, table.df_residual)
 
 
 def hsd_draws(n_runs: int, n_questions: int, n_permutations: int, seed: int) -> Iterator[np.ndarray]:
@@ -382,9 +416,14 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
         ranges = permuted_ranges(np.stack([family.values for family in group]), own.hsd_permutations, seed)
         i, j = pairs(m)
         half_width = stats.t.ppf(0.975, n - 1)
-        for family, family_ranges in zip(group, ranges, strict=True):
+        # every family's studentized ranges (same m runs, same residual df) through scipy at once
+        ranges_q = [studentized_ranges(family.run_means, family.table) for family in group]
+        varying = [q for q in ranges_q if q is not None]
+        p_values = iter(np.split(studentized_range_sf(np.concatenate(varying), m, (m - 1) * (n - 1)),
+                                 len(varying)) if varying else [])  # fmt: skip
+        for family, family_ranges, q in zip(group, ranges, ranges_q, strict=True):
             means, table = family.run_means, family.table
-            tukey = tukey_hsd_p_values(means, table)
+            tukey = None if q is None else next(p_values)
             randomized = randomized_tukey_p_values(means, family_ranges)
             if not np.ptp(family.values) > TIE_TOLERANCE:
                 randomized = np.full(len(i), np.nan)  # no variance: nulls

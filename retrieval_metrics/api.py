@@ -162,8 +162,8 @@ def collection_settings(
     collection_id: str, *, database: str | Path | None = None, wait: float = DEFAULT_WAIT, **values: object
 ) -> str:
     """Show, set or unset a collection's own settings, as `retrieval-metrics settings` does: e.g.
-    rm.collection_settings("trec-dl", k_values=[10, 100], baseline_run_id="bm25"); a value of None drops the
-    collection's own (the seed's, else the dbt var's, applies again). Returns its line; the next rm.build()
+    rm.collection_settings("trec-dl", k_values=[10, 100], baseline_run_id=["bm25", "splade"]); a value of None
+    drops the collection's own (the seed's, else the dbt var's, applies again). Returns its line; the next rm.build()
     recomputes that collection only."""
     from retrieval_metrics.per_collection import set_settings
 

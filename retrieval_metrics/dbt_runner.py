@@ -201,7 +201,7 @@ class InProcessDbt:
         project = str(project_dir())
         colors = [] if sys.stdout.isatty() else ["--no-use-colors"]  # no escape codes in a pipe or a file
         # dbt's log file at info (each node, its result and any error), not dbt's default debug (every SQL statement
-        # too), which cost the notebook loop's process about 6% (docs/speed.md); DBT_LOG_LEVEL_FILE=debug brings them back
+        # too), which cost the notebook loop's process about 6%; DBT_LOG_LEVEL_FILE=debug brings them back
         file_log = [] if os.environ.get("DBT_LOG_LEVEL_FILE") else ["--log-level-file", "info"]
         return [command, "--project-dir", project, "--profiles-dir", project, *colors, *file_log, *rest]
 

@@ -6,7 +6,7 @@
 
 A collection: its documents, questions (with a text, or named by its base judgments), judgments (judged
 question-document pairs, any qrels version) and qrels versions (0: the judgments it was imported with, or
-Docent's seeds; then one per `import --judgments` or `judge`), its preset and baseline run as the next build uses
+Docent's seeds; then one per `import --judgments` or `judge`), its preset and baseline runs as the next build uses
 them. A run: its retriever, parameters, ranking rows, questions answered, when it was written (raw.runs.created_at,
 UTC; run_metrics and run_leaderboard serve it as written_at), and whether it is built (its rows as written now
 are in the build's run_metrics).
@@ -27,6 +27,7 @@ from pathlib import Path
 import duckdb
 
 from retrieval_metrics.collections import seed_file
+from retrieval_metrics.setting_definitions import BY_NAME
 from retrieval_metrics.settings import project_defaults
 from retrieval_metrics.warehouse import (
     LOCK_HOLDER,
@@ -75,7 +76,7 @@ class CollectionEntry:
     judgments: int
     qrels_versions: list[int]
     preset: str | None
-    baseline_run_id: str | None
+    baseline_run_id: str | None  # the baseline runs, by run id, ", "-joined; None for none
     runs: list[RunEntry] = field(default_factory=list)
 
 
@@ -116,7 +117,7 @@ def read_listing(con: duckdb.DuckDBPyConnection) -> list[CollectionEntry]:
     id, each with its runs in the order they were written."""
     raw = {table: raw_table(con, table) for table in RAW_COLUMNS}
     docent = sql_literal(SEEDED_COLLECTION)
-    default_baseline = str(project_defaults().get("baseline_run_id") or "none")
+    default_baseline = ", ".join(BY_NAME["baseline_run_id"].rule.store(project_defaults().get("baseline_run_id")))
     collections = con.execute(f"""
         with held as (
             select collection_id from {raw['runs']}
@@ -153,16 +154,21 @@ def read_listing(con: duckdb.DuckDBPyConnection) -> list[CollectionEntry]:
         versions as (
             select collection_id, max(qrels_version) as latest from {raw['judgments']} group by collection_id
         ),
-        -- a setting's value: the collection's own (`settings`), else the seed's (the shipped collections')
+        -- a setting's values: the collection's own (`settings`), else the seed's (the shipped collections'); the
+        -- baselines as one list
         settings as (
-            select collection_id, setting, arg_min(value, source) as value
+            select collection_id, setting, string_agg(value, ', ' order by value) as value
             from (
-                select collection_id, setting, value, 1 as source from {raw['collection_settings']}
-                union all
-                select collection_id, setting, value, 2
-                from {seed_sql('collection_settings', 'collection_id, setting, value')}
+                select *, min(source) over (partition by collection_id, setting) as first_source
+                from (
+                    select collection_id, setting, value, 1 as source from {raw['collection_settings']}
+                    union all
+                    select collection_id, setting, value, 2
+                    from {seed_sql('collection_settings', 'collection_id, setting, value')}
+                )
+                where setting in ('preset', 'baseline_run_id')
             )
-            where setting in ('preset', 'baseline_run_id')
+            where source = first_source
             group by collection_id, setting
         )
         select
@@ -268,8 +274,8 @@ def plain(path: Path, listing: list[CollectionEntry]) -> str:
         ["collection", "documents", "questions", "judgments", "qrels versions", "preset", "baseline"],
         [[e.collection_id, str(e.documents), str(e.questions), str(e.judgments),
           f"0-{e.qrels_versions[-1]}" if len(e.qrels_versions) > 1 else "0", e.preset or "none",
-          (e.baseline_run_id or "none") + ("" if e.baseline_run_id is None or
-                                            any(r.run_id == e.baseline_run_id for r in e.runs) else " (no such run)")]
+          ", ".join(run + ("" if any(r.run_id == run for r in e.runs) else " (no such run)")
+                    for run in e.baseline_run_id.split(", ")) if e.baseline_run_id else "none"]
          for e in listing],
         {1, 2, 3, 4},
     )  # fmt: skip

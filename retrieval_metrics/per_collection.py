@@ -7,6 +7,7 @@ at k = 10, 100 against its own baseline, in one build.
     retrieval-metrics settings --collection C --set k_values=10,100 --set baseline_run_id=bm25
     retrieval-metrics settings --collection C --set relevance_level=2 --set averaging=retrieved_only
     retrieval-metrics settings --collection C --unset k_values              # back to the seed's, or the var's
+    retrieval-metrics settings --collection C --set baseline_run_id=bm25,splade   # every run against each
     retrieval-metrics settings --collection C --set baseline_run_id=none    # no baseline: no comparisons
 
 A setting comes from one place, the first that has it: the warehouse (this command, rm.collection_settings), the seed

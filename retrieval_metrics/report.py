@@ -5,8 +5,9 @@
 Writes <out>/index.html with every chart embedded as a base64 data URI (it opens offline: inline CSS, no
 external resources), and the same charts as <out>/<collection>-<chart>.png. Per collection: Recall@k,
 Precision@k (with its ceiling given the judgments) and NDCG@k curves, MRR per run, the first relevant rank of
-every question for every run, the comparison with the baseline run, the leaderboard at each k and the missed
-relevant documents, runs listed as the scorecard lists them (run_leaderboard.run_position: the baseline first).
+every question for every run, the comparison with each baseline run (a chart and a table each), the leaderboard
+at each k and the missed relevant documents, runs listed as the scorecard lists them (run_leaderboard.run_position:
+the baselines first).
 A measure's label carries the relevance level it was measured at where the level changes it and is not 1
 (Recall(rel=2)@10, MRR(rel=2)), as the scorecard's do.
 Also per collection: the 11-point interpolated precision-recall curve of every run
@@ -309,13 +310,19 @@ def no_baseline(collection_id: str) -> str:
 
 
 def coverage_warnings(con: duckdb.DuckDBPyConnection, collection_id: str) -> list[dict[str, Any]]:
-    """Each (run, k) whose judged coverage (Judged@k, over the questions paired with the baseline) differs from
-    the baseline's by more than COVERAGE_GAP, with the warning in words."""
+    """Each (run, baseline, k) whose judged coverage (Judged@k, over the questions paired with the baseline)
+    differs from the baseline's by more than COVERAGE_GAP, with the warning in words; two baselines compared
+    both ways, once."""
     gaps = rows(con, """
         select run_id, baseline_run_id, k, run_mean, baseline_mean
-        from main.run_comparisons
+        from main.run_comparisons as compared
         where collection_id = ? and measure = ? and abs(run_mean - baseline_mean) > ?
-        order by k, run_id
+            and not (run_id > baseline_run_id and exists (
+                select 1 from main.run_comparisons as reverse
+                where reverse.collection_id = compared.collection_id and reverse.run_id = compared.baseline_run_id
+                    and reverse.baseline_run_id = compared.run_id and reverse.measure = compared.measure
+                    and reverse.k = compared.k))
+        order by k, run_id, baseline_run_id
         """, [collection_id, JUDGED, COVERAGE_GAP + 1e-9])  # a float's breath: exactly 10 points does not warn
     return [{**gap, "text": (
         f"{gap['run_id']} and {gap['baseline_run_id']} differ in judged coverage at k={gap['k']} by "
@@ -376,8 +383,10 @@ def rank_heatmap(con: duckdb.DuckDBPyConnection, collection_id: str) -> Chart:
                  png(fig), wide=True)
 
 
-def comparison_chart(comparisons: list[dict[str, Any]], collection_id: str) -> Chart | None:
-    """Per k, a diverging bar per run: questions won (right) and lost (left) on NDCG@k against the baseline."""
+def comparison_chart(comparisons: list[dict[str, Any]], collection_id: str, name: str = "ndcg-vs-baseline"
+                     ) -> Chart | None:  # fmt: skip
+    """Per k, a diverging bar per run: questions won (right) and lost (left) on NDCG@k against the baseline (that
+    of `comparisons`, one)."""
     ndcg = [c for c in comparisons if c["measure"] == NDCG]
     if not ndcg:
         return None
@@ -407,7 +416,7 @@ def comparison_chart(comparisons: list[dict[str, Any]], collection_id: str) -> C
     fig.suptitle(f"NDCG@k against the baseline {baseline}, {collection_id} (labels: wins/ties/losses)")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=2, frameon=False)
-    return Chart(collection_id, "ndcg-vs-baseline",
+    return Chart(collection_id, name,
                  f"Diverging bar chart of questions won and lost on NDCG@k against {baseline} in {collection_id}",
                  f"Questions where each run beats (green) or trails (red) the baseline {baseline} on NDCG@k.",
                  png(fig), wide=True)
@@ -496,6 +505,12 @@ def interval(value: object, low: object, high: object) -> str:
     return fmt(value) + (f" [{fmt(low)}, {fmt(high)}]" if low is not None else "")
 
 
+def difference_interval(compared: dict[str, Any]) -> str:
+    """A comparison's 95% interval of the mean difference, signed: [-0.120, +0.310] (n/a for one question)."""
+    low, high = compared["difference_ci_low"], compared["difference_ci_high"]
+    return "n/a" if low is None or high is None else f"[{fmt(low, signed=True)}, {fmt(high, signed=True)}]"
+
+
 def slice_measures(means: list[dict[str, Any]]) -> list[str]:
     """The measures the question slices show, of a collection's run_tag_measures rows: its preset's headline, else
     MRR and NDCG at its largest k (those the collection has)."""
@@ -523,9 +538,14 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     labels = {m["measure_name"]: m["measure_label"] for m in means}
     cells = {(m["tag"], m["run_id"], m["measure_name"]): m for m in means}
     compared = next((name for name in names if name.startswith(NDCG)), names[0] if names else "")  # NDCG, as above
+    baselines = [b for (b,) in con.execute(
+        "select distinct baseline_run_id from main.run_tag_comparisons where collection_id = ? order by 1",
+        [collection_id]).fetchall()]  # fmt: skip
     versus = {(c["tag"], c["run_id"]): c for c in rows(con, """
-        select * from main.run_tag_comparisons where collection_id = ? and measure_name = ?
-        """, [collection_id, compared])}  # fmt: skip
+        select * from main.run_tag_comparisons where collection_id = ? and measure_name = ? and baseline_run_id = ?
+        """, [collection_id, compared, baselines[0] if baselines else None])}  # fmt: skip
+    several = (f" (the first of its baselines, {', '.join(map(html.escape, baselines))}; run_tag_comparisons holds "
+               "each)") if len(baselines) > 1 else ""
     order = {run: position for run, position in con.execute(
         "select distinct run_id, run_position from main.run_leaderboard where collection_id = ?",
         [collection_id]).fetchall()}  # fmt: skip
@@ -547,8 +567,8 @@ def slices_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> str:
     return "\n".join([
         "<h3>Question slices</h3>",
         "<p>Each run over the questions of one tag (a question may carry several): the mean and its 95% bootstrap "
-        f"interval over the tag's questions, then against the baseline on {first}: wins / ties / losses, the mean "
-        "difference and the paired randomization test's p-value, Holm-adjusted across the runs compared on that "
+        f"interval over the tag's questions, then against the baseline{several} on {first}: wins / ties / "
+        "losses, the mean difference and the paired randomization test's p-value, Holm-adjusted across the runs compared on that "
         "tag (run_tag_measures, run_tag_comparisons). Few questions give wide intervals.</p>",
         table(["tag", "run", "questions", *(html.escape(labels[name]) for name in names),
                f"W / T / L ({first})", "mean difference", "randomization p (Holm)"], body, attrs, text_columns=2),
@@ -671,15 +691,20 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
     charts = [*curve_charts(con, collection_id, styles), mrr_chart(con, collection_id, styles)]
     charts += [chart for chart in (precision_recall_chart(con, collection_id, styles),) if chart]
     charts.append(rank_heatmap(con, collection_id))
-    versus = comparison_chart(comparisons, collection_id)
-    charts += [chart for chart in (versus, latency_chart(leaderboard, collection_id, styles),
+    first = leaderboard[0]
+    baseline = first["baseline_run_id"]  # the leaderboard's differences are against it (the first baseline)
+    baselines = [r["run_id"] for r in leaderboard if r["k"] == first["k"] and r["is_baseline"]]
+    against = {b: [c for c in comparisons if c["baseline_run_id"] == b] for b in baselines}
+    against = {b: found for b, found in against.items() if found}  # the baselines some run is compared with
+    charts += [chart for b, found in against.items() if (chart := comparison_chart(
+        found, collection_id, "ndcg-vs-baseline" if len(against) == 1 else f"ndcg-vs-baseline-{b}"))]
+    charts += [chart for chart in (latency_chart(leaderboard, collection_id, styles),
                                    history_chart(con, collection_id, styles)) if chart]
 
-    first = leaderboard[0]
-    baseline = first["baseline_run_id"]
+    named = ", ".join(baselines) or no_baseline(collection_id)
     parts = [f'<section id="collection-{html.escape(collection_id)}"><h2>Collection {html.escape(collection_id)}</h2>',
              (f'<p class="meta">{len({r["run_id"] for r in leaderboard})} runs, {first["n_questions"]} questions '
-              f'averaged; baseline run: {html.escape(baseline or no_baseline(collection_id))}.</p>')]
+              f'averaged; baseline run{"s" * (len(baselines) > 1)}: {html.escape(named)}.</p>')]
     runs_headlines = {run: found for (collection, run), found in headlines(con).items() if collection == collection_id}
     if runs_headlines:  # the collection's preset leads: its headline measures, as the community reports them
         preset = next(iter(runs_headlines.values()))[0]
@@ -707,34 +732,39 @@ def collection_section(con: duckdb.DuckDBPyConnection, collection_id: str) -> tu
                     f"Hit@{k}"]
         parts.append(table(
             ["run", "retriever", "questions", *(level_label(marks, collection_id, label) for label in measured),
-             "NDCG rank", "NDCG vs baseline", "latency mean ms", "p50 ms", "p95 ms"],
+             "NDCG rank", f"NDCG vs {html.escape(baseline)}" if len(baselines) > 1 else "NDCG vs baseline",
+             "latency mean ms", "p50 ms", "p95 ms"],
             [[fmt(r["run_id"]), fmt(r["retriever"]), fmt(r["n_questions"]), fmt(r["recall"]), fmt(r["precision"]),
               fmt(r["ndcg"]), fmt(r["judged"]), fmt(r["mrr"]), fmt(r["mean_average_precision"]), fmt(r["r_precision"]),
               fmt(r["hit_rate"]), fmt(r["ndcg_rank"]), fmt(r["ndcg_vs_baseline"], signed=True),
               fmt(r["latency_mean_ms"]), fmt(r["latency_p50_ms"]), fmt(r["latency_p95_ms"])] for r in at_k],
             [f' data-run="{html.escape(r["run_id"])}" data-k="{k}"'
-             + (' class="baseline"' if r["run_id"] == baseline else "") for r in at_k],
+             + (' class="baseline"' if r["is_baseline"] else "") for r in at_k],
             text_columns=2,
         ))
-    parts.append(f"<h3>Against the baseline {html.escape(baseline or '')}</h3>")
-    if comparisons:
-        parts.append("<p>Per compared measure (named as trec_eval or ir_measures prints it, in measure_catalog's "
-                     "order): questions won, tied and lost against the baseline, the mean difference, the effect "
-                     "size (mean / standard deviation of the per-question differences, Cohen's d<sub>z</sub>), the "
-                     "paired t-test and paired randomization test p-values, and both Holm-adjusted across the "
-                     "runs compared with the same baseline on the same measure.</p>")
+    for position, (compared_with, found) in enumerate(against.items()):
+        parts.append(f"<h3>Against the baseline {html.escape(compared_with)}</h3>")
+        if position == 0:
+            parts.append("<p>Per compared measure (named as trec_eval or ir_measures prints it, in "
+                         "measure_catalog's order): questions won, tied and lost against the baseline, the mean "
+                         "difference with its 95% paired t interval, the effect size (mean / standard deviation of "
+                         "the per-question differences, Cohen's d<sub>z</sub>), the paired t-test and paired "
+                         "randomization test p-values, and both Holm-adjusted across the runs compared with the "
+                         "same baseline on the same measure.</p>")
         parts.append(table(
-            ["measure", "run", "wins", "ties", "losses", "mean difference", "effect size", "t-test p",
-             "randomization p", "t-test p (Holm)", "randomization p (Holm)"],
+            ["measure", "run", "wins", "ties", "losses", "mean difference", "95% interval", "effect size",
+             "t-test p", "randomization p", "t-test p (Holm)", "randomization p (Holm)"],
             [[fmt(c["measure_name"]), fmt(c["run_id"]), fmt(c["wins"]), fmt(c["ties"]), fmt(c["losses"]),
-              fmt(c["mean_difference"], signed=True), fmt(c["effect_size"], signed=True), fmt(c["t_p_value"]),
-              fmt(c["randomization_p_value"]), fmt(c["t_p_value_holm"]), fmt(c["randomization_p_value_holm"])]
-             for c in comparisons],
-            [f' data-run="{html.escape(c["run_id"])}" data-measure="{html.escape(c["measure_name"])}"'
-             for c in comparisons],
+              fmt(c["mean_difference"], signed=True), difference_interval(c), fmt(c["effect_size"], signed=True),
+              fmt(c["t_p_value"]), fmt(c["randomization_p_value"]), fmt(c["t_p_value_holm"]),
+              fmt(c["randomization_p_value_holm"])]
+             for c in found],
+            [f' data-run="{html.escape(c["run_id"])}" data-measure="{html.escape(c["measure_name"])}" '
+             f'data-baseline="{html.escape(c["baseline_run_id"])}"' for c in found],
             text_columns=2,
         ))
-    else:
+    if not against:
+        parts.append(f"<h3>Against the baseline {html.escape(baseline or '')}</h3>")
         parts.append("<p>No comparison: the collection needs the baseline run and at least one other run.</p>")
     many, many_charts = many_runs_section(con, collection_id, leaderboard)
     parts += [many, *(f'<div class="charts">{figure(chart)}</div>' for chart in many_charts)]

@@ -1,11 +1,11 @@
 """Print the scorecard: for every run, its collection's headline measures when the collection follows a preset
 (retrieval_metrics/presets.py) other than the lesson's, then the lesson's per-k table (Recall@k, Precision@k,
 NDCG@k) and MRR, each mean with its 95% bootstrap interval, each label marked with the relevance level it was
-measured at where that is not 1 (Recall(rel=2)@10, as ir_measures writes it), the baseline run first and then the
+measured at where that is not 1 (Recall(rel=2)@10, as ir_measures writes it), the baseline runs first and then the
 others by the collection's headline measure (run_leaderboard.run_position), then, for each collection with
-several runs, the runs side by side with wins/ties/losses, effect sizes and p-values against the baseline (or one line saying the
-collection has none and how to set it), and last, per such collection, its letter groups on NDCG@k (runs sharing
-a letter cannot be told apart) and how many questions it needs (topic set size design, measure_anova and
+several runs, the runs side by side with wins/ties/losses, effect sizes and p-values against each baseline, a block
+per baseline (or one line saying the collection has none and how to set it), and last, per such collection, its
+letter groups on NDCG@k (runs sharing a letter cannot be told apart) and how many questions it needs (topic set size design, measure_anova and
 measure_questions_needed), in one line. Columns line up whatever the cutoffs and run ids.
 
     retrieval-metrics scorecard [--db PATH]
@@ -120,32 +120,36 @@ def headline_lines(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list
     }
 
 
-def baselines(con: duckdb.DuckDBPyConnection) -> dict[str, str | None] | None:
-    """Each collection's baseline setting (int_collection_evaluation_settings), None for none; None for all where
-    the warehouse has no such table."""
+def baselines(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]] | None:
+    """Each collection's baseline runs (int_collection_evaluation_settings), by run id, none for none; None for all
+    where the warehouse has no such table."""
     has_table = con.execute("select count(*) from duckdb_tables() where schema_name = 'intermediate' "
                             "and table_name = 'int_collection_evaluation_settings'").fetchall()[0][0]  # fmt: skip
     if not has_table:
         return None
-    query = "select collection_id, baseline_run_id from intermediate.int_collection_evaluation_settings"
-    return dict(con.execute(query).fetchall())
+    query = "select collection_id, baseline_run_ids from intermediate.int_collection_evaluation_settings"
+    return {collection_id: runs.split(", ") if runs else [] for collection_id, runs in con.execute(query).fetchall()}
 
 
-def not_compared(collection_id: str, set_baselines: dict[str, str | None] | None, run_ids: list[str]) -> str:
-    """One line: why the collection's runs are not compared (no baseline, or it is not among its runs), and the
-    command that sets one."""
-    baseline = None if set_baselines is None else set_baselines.get(collection_id)
-    if baseline in run_ids:
-        return f"{collection_id}: its runs and its baseline run {baseline} share no measured question: not compared"
+def not_compared(collection_id: str, set_baselines: dict[str, list[str]] | None, run_ids: list[str]) -> str:
+    """One line: why the collection's runs are not compared (no baseline, or none of its baselines is among its
+    runs), and the command that sets one."""
+    named = [] if set_baselines is None else set_baselines.get(collection_id, [])
+    runs = "runs" if len(named) > 1 else "run"
+    if set(named) & set(run_ids):
+        return (f"{collection_id}: its runs and its baseline {runs} {', '.join(named)} share no measured question: "
+                "not compared")
     why = ("no baseline run among its runs" if set_baselines is None else
-           f"its baseline run {baseline} is not among its runs" if baseline else "no baseline run")  # fmt: skip
+           f"its baseline {runs} {', '.join(named)} {'are' if len(named) > 1 else 'is'} not among its runs"
+           if named else "no baseline run")  # fmt: skip
     command = f"{PROG} settings --collection {collection_id} --set baseline_run_id={run_ids[0]}"
     return (f"{collection_id}: {why}, so its runs are not compared: set one with `{command}` (its runs: "
             f"{', '.join(run_ids)}), then `{PROG} build`")
 
 
 def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Per collection with 2+ runs: every run's means at every k, then NDCG@k against the baseline."""
+    """Per collection with 2+ runs: every run's means at every k, then NDCG@k against each baseline (a block
+    each, the baselines as run_position orders them)."""
     lines: list[str] = []
     set_baselines = baselines(con)
     collections = con.execute(
@@ -176,22 +180,30 @@ def side_by_side(con: duckdb.DuckDBPyConnection) -> list[str]:
                    effect_size, t_p_value, randomization_p_value, randomization_p_value_holm
             from main.run_comparisons as comparisons
             inner join main.run_leaderboard as leaderboard using (collection_id, run_id, k)
-            where collection_id = ? and measure_name = 'ndcg_cut_' || comparisons.k
-            order by leaderboard.run_position, comparisons.k
+            inner join (select distinct collection_id, run_id, run_position from main.run_leaderboard) as baselines
+                on comparisons.collection_id = baselines.collection_id
+                and comparisons.baseline_run_id = baselines.run_id
+            where comparisons.collection_id = ? and measure_name = 'ndcg_cut_' || comparisons.k
+            order by baselines.run_position, leaderboard.run_position, comparisons.k
             """,
             [collection_id],
         ).fetchall()
         if not comparisons:
             lines += ["", not_compared(collection_id, set_baselines, sorted(r for r, *_ in runs))]
             continue
-        lines += ["", f"NDCG@k against the baseline {comparisons[0][1]} (wins/ties/losses over questions, "
-                      "mean difference, effect size d_z = mean / sd of the differences, paired t-test p, "
-                      "randomization p, randomization p Holm-adjusted across runs)"]
         k_width, wins_width, ties_width, losses_width = (
             max(minimum, *(len(str(row[column])) for row in comparisons))
             for column, minimum in ((2, 3), (3, 3), (4, 1), (5, 3))  # k, wins, ties, losses
         )
-        for run_id, _, k, wins, ties, losses, difference, effect, t_p, random_p, random_p_holm in comparisons:
+        for position, (run_id, baseline, k, wins, ties, losses, difference, effect, t_p, random_p,
+                       random_p_holm) in enumerate(comparisons):  # fmt: skip
+            if position == 0:
+                lines += ["", f"NDCG@k against the baseline {baseline} (wins/ties/losses over questions, "
+                              "mean difference, effect size d_z = mean / sd of the differences, paired t-test p, "
+                              "randomization p, randomization p Holm-adjusted across runs)"]
+            elif baseline != comparisons[position - 1][1]:  # the next baseline's block, its columns as above
+                lines += ["", f"NDCG@k against the baseline {baseline} (as above; Holm across the runs compared "
+                              "with it)"]
             t_text = "   n/a" if t_p is None else f"{t_p:6.3f}"
             effect_text = "   n/a" if effect is None else f"{effect:+6.2f}"
             lines.append(

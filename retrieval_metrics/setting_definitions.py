@@ -168,11 +168,22 @@ def _identifier(value: object) -> str | None:
 IDENTIFIER_RULE = Rule(_identifier, "a collection id")
 
 
-def _baseline(value: object) -> str | None:
-    return None if is_none(value) or _identifier(value) is None else "is not none or a run id"
+def _baselines(value: object) -> str | None:
+    items = items_of(value)
+    if len(items) == 1 and is_none(items[0]):
+        return None
+    if not items or any(_identifier(item) is not None or text_of(item).lower() == NONE for item in items):
+        return "is not none or a list of run ids"
+    twice = [item for position, item in enumerate(items) if item in items[:position]]
+    return f"names {twice[0]} twice" if twice else None
 
 
-BASELINE = Rule(_baseline, "`none` or a run id", lambda value: [NONE if is_none(value) else text_of(value)])
+def _baselines_stored(value: object) -> list[str]:
+    items = items_of(value)
+    return [NONE] if len(items) == 1 and is_none(items[0]) else sorted(text_of(item) for item in items)
+
+
+BASELINES = Rule(_baselines, "`none` or a list of run ids: `bm25` or `bm25,splade`", _baselines_stored)
 
 
 def _identifiers(value: object) -> str | None:
@@ -240,7 +251,7 @@ KINDS: dict[str, Callable[[dict[str, Any]], Rule]] = {
     "differences": lambda _: DIFFERENCES,
     "version": lambda _: VERSION,
     "identifier": lambda _: IDENTIFIER_RULE,
-    "baseline": lambda _: BASELINE,
+    "baselines": lambda _: BASELINES,
     "identifiers": lambda _: IDENTIFIERS,
     "measure_names": lambda _: MEASURE_NAMES,
     "preset": lambda _: one_of(*PRESETS),

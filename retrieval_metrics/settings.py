@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from retrieval_metrics.setting_definitions import Rule, is_none, renamed, var_settings
+from retrieval_metrics.setting_definitions import Rule, is_none, items_of, renamed, var_settings
 from retrieval_metrics.warehouse import InputError, connect
 
 # every dbt var's rule, in the table's order
@@ -72,7 +72,7 @@ def project_defaults() -> dict[str, object]:
 
 
 def check_named_runs(database: Path, given: dict[str, object]) -> None:
-    """The baseline run and the gated collection and runs that --vars name exist in the warehouse."""
+    """The baseline runs and the gated collection and runs that --vars name exist in the warehouse."""
     if not database.exists():
         return
     with connect(database, read_only=True) as con:
@@ -81,11 +81,10 @@ def check_named_runs(database: Path, given: dict[str, object]) -> None:
             return
         runs = con.execute("select distinct collection_id, run_id from raw.runs").fetchall()
     settings = {**project_defaults(), **given}
-    baseline = str(settings.get("baseline_run_id"))
-    if "baseline_run_id" in given and not no_baseline(given["baseline_run_id"]) and baseline not in {
-        run_id for _, run_id in runs
-    }:
-        raise InputError(f"var baseline_run_id: {baseline!r} is not a run of any collection")
+    baselines = [run for run in items_of(given.get("baseline_run_id")) if not no_baseline(run)]
+    missing = [str(run) for run in baselines if str(run) not in {run_id for _, run_id in runs}]
+    if missing:
+        raise InputError(f"var baseline_run_id: {missing[0]!r} is not a run of any collection")
     gated = str(settings.get("gated_collection_id"))
     if given.keys() & {"gated_collection_id", "gated_run_ids"}:
         in_gated = {run_id for collection_id, run_id in runs if collection_id == gated}

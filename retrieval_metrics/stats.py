@@ -44,15 +44,18 @@ EPS = float(np.finfo(float).eps)
 # the columns compared_groups() gives per group, with their SQL types
 COMPARISON_TYPES = {"n_questions": "integer", "wins": "integer", "ties": "integer", "losses": "integer",
                     "run_mean": "double", "baseline_mean": "double", "mean_difference": "double",
-                    "effect_size": "double", "t_statistic": "double", "t_p_value": "double",
+                    "difference_ci_low": "double", "difference_ci_high": "double", "effect_size": "double",
+                    "t_statistic": "double", "t_p_value": "double",
                     "randomization_p_value": "double", "n_permutations": "bigint", "is_exact_randomization": "boolean"}
 
 
 def compared_groups(paired: pd.DataFrame, keys: list[str], n_permutations: int, seed: int) -> pd.DataFrame:
     """A run against its baseline, for each group of `paired` (question_comparisons' rows) by `keys` over the
     group's questions in question_id order: one row per group, with its keys, measure and k, its wins, ties and
-    losses, the means, the paired t-test (scipy.stats.ttest_rel) and its effect size (Cohen's d_z, null when
-    the differences vary by no more than TIE_TOLERANCE), and the two-sided paired randomization test.
+    losses, the means, the 95% interval of the mean difference (scipy.stats.ttest_rel(...).confidence_interval();
+    the mean difference itself when the differences vary by no more than TIE_TOLERANCE; null for one question),
+    the paired t-test (scipy.stats.ttest_rel) and its effect size (Cohen's d_z, null when the differences vary by
+    no more than TIE_TOLERANCE), and the two-sided paired randomization test.
 
     The randomization test is scipy.stats.permutation_test(permutation_type="samples", the mean difference,
     `n_permutations` resamples, random_state=np.random.default_rng(seed), batch=PERMUTATION_BATCH), exact (all
@@ -93,14 +96,18 @@ def _compared(run: np.ndarray, baseline: np.ndarray, outcome: np.ndarray, n: int
     differences = run - baseline
     g = len(differences)
     t_statistic, t_p_value, effect_size = [None] * g, [None] * g, [None] * g
+    mean_difference = differences.mean(axis=1)
+    low, high = (mean_difference.tolist(), mean_difference.tolist()) if n >= 2 else ([None] * g, [None] * g)
     # a t-test (and the effect size) needs the differences to vary by more than float noise
     varying = np.flatnonzero(np.ptp(differences, axis=1) > TIE_TOLERANCE) if n >= 2 else np.array([], dtype=int)
     if len(varying):
         t = stats.ttest_rel(run[varying], baseline[varying], axis=1)
+        interval = t.confidence_interval(0.95)
         d = differences[varying]
         sizes = d.mean(axis=1) / d.std(axis=1, ddof=1)
         for i, group in enumerate(varying):
             t_statistic[group], t_p_value[group] = float(t.statistic[i]), float(t.pvalue[i])
+            low[group], high[group] = float(interval.low[i]), float(interval.high[i])
             effect_size[group] = float(sizes[i])
     is_exact = 2**n <= n_permutations
     p_values = [1.0] * g if n == 1 else randomization_p_values(differences, n_permutations, seed).tolist()
@@ -111,7 +118,9 @@ def _compared(run: np.ndarray, baseline: np.ndarray, outcome: np.ndarray, n: int
         "losses": (outcome == "loss").sum(axis=1).tolist(),
         "run_mean": run.mean(axis=1).tolist(),
         "baseline_mean": baseline.mean(axis=1).tolist(),
-        "mean_difference": differences.mean(axis=1).tolist(),
+        "mean_difference": mean_difference.tolist(),
+        "difference_ci_low": low,
+        "difference_ci_high": high,
         "effect_size": effect_size,
         "t_statistic": t_statistic,
         "t_p_value": t_p_value,

@@ -1,5 +1,5 @@
 -- One row per collection (with judgments or questions): the settings its runs are evaluated under, one column each
--- of those the models read (int_collection_settings' rows side by side), and as the JSON that run_measures records
+-- of those the models read (int_collection_settings' rows side by side; the baselines as one list), and as the JSON that run_measures records
 -- those whose definition says `recorded` (dbt_project.yml's setting_definitions: those that change the values).
 -- A table, built once per build: every per-run model reads it, and as a view its pivot took about 75 ms a read on
 -- Docent (1 ms as a table).
@@ -41,6 +41,16 @@ recorded_list_{{ name }} as (
 ),
 {% endfor %}
 
+-- a collection's baselines, as one text: run ids in order, ', ' between (none: 'none')
+baselines as (
+    select
+        collection_id,
+        {{ ordered_string_agg('value', ', ', 'value') }} as baseline_run_ids
+    from settings
+    where setting = 'baseline_run_id'
+    group by collection_id
+),
+
 -- each recorded setting of one value, as stored
 recorded_values as (
     select
@@ -56,7 +66,6 @@ one_valued as (
     select
         collection_id,
         max(case when setting = 'preset' then value end) as preset,
-        max(case when setting = 'baseline_run_id' then value end) as baseline_run_id,
         max(case when setting = 'relevance_level' then cast(value as integer) end) as relevance_level,
         max(case when setting = 'averaging' then value end) as averaging,
         max(case when setting = 'judged_docs_only' then value end) = 'true' as judged_docs_only,
@@ -71,7 +80,7 @@ one_valued as (
         max(case when setting = 'bootstrap_resamples' then cast(value as integer) end) as bootstrap_resamples,
         max(case when setting = 'bootstrap_seed' then cast(value as bigint) end) as bootstrap_seed
     from settings
-    where setting not in ('k_values', 'gated_run_ids', 'gated_measures')
+    where setting not in ('k_values', 'baseline_run_id', 'gated_run_ids', 'gated_measures')
     group by collection_id
 ),
 
@@ -93,7 +102,7 @@ versions as (
 select
     one_valued.collection_id,
     cast(one_valued.preset as string) as preset,
-    cast(one_valued.baseline_run_id as string) as baseline_run_id,
+    cast(baselines.baseline_run_ids as string) as baseline_run_ids,
     cast(one_valued.relevance_level as integer) as relevance_level,
     cast(one_valued.averaging as string) as averaging,
     cast(one_valued.judged_docs_only as boolean) as judged_docs_only,
@@ -134,6 +143,8 @@ inner join versions
     on one_valued.collection_id = versions.collection_id
 inner join recorded_values
     on one_valued.collection_id = recorded_values.collection_id
+left join baselines
+    on one_valued.collection_id = baselines.collection_id
 {%- for name, json in recorded if json == 'list' %}
 left join recorded_list_{{ name }}
     on one_valued.collection_id = recorded_list_{{ name }}.collection_id

@@ -2,8 +2,8 @@
 -- (with judgments or questions), as its runs are evaluated: the collection's own values from the warehouse
 -- (`retrieval-metrics settings`), else from the seed collection_settings, else the dbt var's (the default for every
 -- collection without its own; the gate's vars for gated_collection_id only). A list (k_values, gated_run_ids,
--- gated_measures, target_differences) has one row per item (none: nothing gated), baseline_run_id one row or none
--- (no baseline: no comparisons), every other setting one row. A setting's values all come from one place.
+-- gated_measures, target_differences) has one row per item (none: nothing gated), baseline_run_id one row per baseline
+-- or none (no baseline: no comparisons), every other setting one row. A setting's values all come from one place.
 -- A table, built once per build: the per-run models' hooks (through int_run_fingerprints) and
 -- int_collection_evaluation_settings read it, and as a view it took about 10 ms a read on Docent (1 ms as a table).
 

@@ -1,7 +1,8 @@
 -- One row per run: a fingerprint of everything but code its rows in the per-run models are computed from: the
--- run's version, its collection's judgments, questions, question tags and settings, the baseline run's version,
--- and the vars that change numbers with the measure registry (settings_version). Each per-run model adds the code
--- behind it and its per-run parents' fingerprints (macros/incremental_runs.sql).
+-- run's version, its collection's judgments, questions, question tags and settings but its baselines, and the vars
+-- that change numbers with the measure registry (settings_version); and the same with the collection's baselines
+-- (their ids and versions), for the models that read them (question_comparisons, and its readers through it). Each
+-- per-run model adds the code behind it and its per-run parents' fingerprints (macros/incremental_runs.sql).
 
 with runs as (
     select * from {{ ref('stg_raw__runs') }}
@@ -34,18 +35,32 @@ tag_versions as (
 settings_versions as (
     select
         collection_id,
-        max(case when setting = 'baseline_run_id' then value end) as baseline_run_id,
         {{ unordered_hash_agg(['setting', 'value']) }} as settings_hash
     from {{ ref('int_collection_settings') }}
     -- the settings that change a per-run model's numbers or are recorded with them (dbt_project.yml's
-    -- setting_definitions: not the gates, which check numbers and change none, nor those across_runs)
+    -- setting_definitions: not the gates, which check numbers and change none, nor those across_runs), but the
+    -- baselines, which change the comparisons only (baseline_versions)
     where setting in (
         {%- for name, definition in var('setting_definitions').items()
-            if (definition.get('changes') or definition.get('recorded')) and not definition.get('across_runs') -%}
+            if (definition.get('changes') or definition.get('recorded')) and not definition.get('across_runs')
+                and name != 'baseline_run_id' -%}
         '{{ name }}'{{ ', ' if not loop.last }}
         {%- endfor -%}
     )
     group by collection_id
+),
+
+-- each collection's baselines, by id and version (none: a named run not in raw.runs)
+baseline_versions as (
+    select
+        baselines.collection_id,
+        {{ unordered_hash_agg(['baselines.value', "coalesce(baseline.run_version, 'none')"]) }} as baselines_hash
+    from {{ ref('int_collection_settings') }} as baselines
+    left join runs as baseline
+        on baselines.collection_id = baseline.collection_id
+        and baselines.value = baseline.run_id
+    where baselines.setting = 'baseline_run_id'
+    group by baselines.collection_id
 ),
 
 versioned as (
@@ -53,7 +68,7 @@ versioned as (
         runs.collection_id,
         runs.run_id,
         runs.run_version,
-        settings_versions.baseline_run_id,
+        coalesce(baseline_versions.baselines_hash, 'none') as baselines_hash,
         coalesce(judgment_versions.judgments_hash, 'none') as judgments_hash,
         concat_ws(
             '/', coalesce(judgment_versions.judgments_hash, 'none'), coalesce(question_versions.questions_hash, 'none'),
@@ -68,18 +83,24 @@ versioned as (
         on runs.collection_id = settings_versions.collection_id
     left join tag_versions
         on runs.collection_id = tag_versions.collection_id
+    left join baseline_versions
+        on runs.collection_id = baseline_versions.collection_id
+),
+
+fingerprinted as (
+    select
+        *,
+        md5(concat_ws('|', run_version, collection_version, '{{ settings_version() }}')) as fingerprint
+    from versioned
 )
 
 select
-    versioned.collection_id,
-    versioned.run_id,
-    cast(md5(concat_ws('|', versioned.run_version, versioned.collection_version, coalesce(baseline.run_version, 'none'),
-        '{{ settings_version() }}')) as string) as fingerprint,
-    cast(versioned.run_version as string) as run_version,
-    cast(versioned.collection_version as string) as collection_version,
-    cast(versioned.baseline_run_id as string) as baseline_run_id,
-    cast(versioned.judgments_hash as string) as judgments_hash
-from versioned
-left join runs as baseline
-    on versioned.collection_id = baseline.collection_id
-    and versioned.baseline_run_id = baseline.run_id
+    collection_id,
+    run_id,
+    cast(fingerprint as string) as fingerprint,
+    cast(md5(concat_ws('|', fingerprint, baselines_hash)) as string) as fingerprint_with_baselines,
+    cast(run_version as string) as run_version,
+    cast(collection_version as string) as collection_version,
+    cast(baselines_hash as string) as baselines_hash,
+    cast(judgments_hash as string) as judgments_hash
+from fingerprinted

@@ -6,7 +6,8 @@ two of the first tier are the same ranking), so that the tiers differ and the ru
 - Tukey's HSD p-values equal scipy's studentized_range on statsmodels' residual mean square;
 - the randomized Tukey HSD equals a direct implementation (a loop over permutations and runs) with the same draws;
 - the letter groups separate the tiers and join each tier's runs;
-- the topic set size design equals statsmodels' TTestPower and FTestAnovaPower on the same variance;
+- the topic set size design equals statsmodels' TTestPower and FTestAnovaPower on the same variance, and the
+  paired t-test's questions needed equal Sakai's procedure (his paper's starting n and approximated power);
 - a measure that does not vary gets nulls; bad settings are refused naming the collection and the key.
 """
 
@@ -113,6 +114,14 @@ def direct_randomized_tukey(values: np.ndarray, n_permutations: int, seed: int) 
             for a in range(m) for b in range(a + 1, m)}  # fmt: skip
 
 
+def test_studentized_ranges_shared_among_processes_are_scipys_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(anova, "SPLIT_FROM", 4)
+    monkeypatch.setattr(anova.os, "cpu_count", lambda: 2)  # this process and one child, on any machine
+    q = np.array([0.0, 0.3, 1.7, 2.5, 3.1, 1.7, 4.9, 6.2])
+    got = anova.studentized_range_sf(q, 5, 36)
+    assert got.tobytes() == np.asarray(stats.studentized_range.sf(q, 5, 36), dtype=float).tobytes()
+
+
 def test_the_randomized_tukey_hsd_is_a_direct_implementation_with_the_same_draws() -> None:
     values = reciprocal_ranks()
     expected = direct_randomized_tukey(values, 300, 7)
@@ -166,6 +175,42 @@ def test_the_topic_set_size_design_is_statsmodels() -> None:
             expected = TTestPower().power(difference / math.sqrt(2 * variance), n, alpha)
             got = anova.paired_t_power(difference / math.sqrt(2 * variance), n, alpha)
             assert got == pytest.approx(expected if math.isfinite(expected) else 1.0, rel=1e-9)  # statsmodels: nan far out
+
+
+def sakai_questions_needed(difference: float, difference_variance: float, alpha: float, power: float) -> int:
+    """Sakai's topic set size design for the paired t-test (Sakai, "Topic set size design", Information Retrieval
+    Journal 19(3), 2016, section 4; his samplesizeTTEST2 sheet): minimum effect minDelta = difference / sigma_d;
+    a first n = ((z_(alpha/2) - z_(1-power)) / minDelta)^2 + z_(alpha/2)^2 / 2, z_P the upper P point of N(0, 1);
+    then the least n whose power, approximated as 1 - Phi(u(w)) + Phi(u(-w)) with w the t critical value at n - 1
+    degrees of freedom and u(x) = (x (1 - 1 / (4 phi)) - sqrt(n) minDelta) / sqrt(1 + x^2 / (2 phi)), phi = n - 1,
+    reaches `power`."""
+    effect = difference / math.sqrt(difference_variance)
+    z_alpha, z_beta = stats.norm.isf(alpha / 2), stats.norm.isf(1 - power)
+
+    def approximate_power(n: int) -> float:
+        phi = n - 1
+        w = stats.t.isf(alpha / 2, phi)
+
+        def u(x: float) -> float:
+            return (x * (1 - 1 / (4 * phi)) - math.sqrt(n) * effect) / math.sqrt(1 + x**2 / (2 * phi))
+
+        return float(1 - stats.norm.cdf(u(w)) + stats.norm.cdf(u(-w)))
+
+    n = max(2, math.ceil(((z_alpha - z_beta) / effect) ** 2 + z_alpha**2 / 2) - 5)
+    while approximate_power(n) < power:
+        n += 1
+    return n
+
+
+def test_the_questions_a_paired_t_test_needs_are_sakais() -> None:
+    """Sakai takes the difference's variance as twice the residual variance of the two-way ANOVA; over a grid of
+    alphas, differences, variances and powers (52 to 480 questions) his procedure and ours give the same number."""
+    for alpha in (0.01, 0.05):
+        for difference, variance in ((0.05, 0.04), (0.1, 0.04), (0.1, 0.1), (0.2, 0.3)):
+            for power in (0.7, 0.9):
+                expected = sakai_questions_needed(difference, 2 * variance, alpha, power)
+                assert anova.questions_needed_t(difference, variance, alpha, power) == expected, (
+                    difference, variance, power)  # fmt: skip
 
 
 def test_a_measure_that_does_not_vary_gets_nulls() -> None:

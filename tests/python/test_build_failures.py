@@ -46,7 +46,8 @@ def error_lines(stderr: str) -> list[str]:
         ("{bootstrap_resamples: -5}", "var bootstrap_resamples: -5 is not an integer >= 1"),
         ("{bootstrap_seed: -1}", "var bootstrap_seed: -1 is not an integer >= 0"),
         ("{bootstrap_seed: 99999999999999999999}", "var bootstrap_seed: 99999999999999999999 is more than 9223372036854775807"),
-        ("{baseline_run_id: \"bm25'\"}", "var baseline_run_id: \"bm25'\" is not none or a run id"),
+        ("{baseline_run_id: \"bm25'\"}", "var baseline_run_id: \"bm25'\" is not none or a list of run ids"),
+        ("{baseline_run_id: [bm25, bm25]}", "var baseline_run_id: ['bm25', 'bm25'] names bm25 twice"),
         ("{gated_run_ids: [bm25, 'a b']}", "var gated_run_ids: ['bm25', 'a b'] holds 'a b', not a run id"),
     ],
 )
@@ -80,6 +81,7 @@ def test_plain_dbt_refuses_a_bad_setting_at_parse_time(published: Warehouse) -> 
     [
         ("{k_value: [1]}", "--vars: no var 'k_value' in this project (its vars: k_values, averaging, "),
         ("{baseline_run_id: no_such_run}", "var baseline_run_id: 'no_such_run' is not a run of any collection"),
+        ("{baseline_run_id: 'keyword_overlap,no_such_run'}", "var baseline_run_id: 'no_such_run' is not a run of any collection"),
         ("{gated_collection_id: nope}", "var gated_collection_id: 'nope' is not a collection with runs"),
         ("{gated_run_ids: [keyword_overlap, nope]}", "var gated_run_ids: 'nope' is not a run of collection 'docent'"),
     ],

@@ -316,6 +316,12 @@ def test_an_overridden_preset_and_a_setting_stored_under_its_old_name(two_collec
         (["--collection", "gen", "--set", "k_values=5,x"], "collection 'gen': setting k_values: '5,x' holds 'x', not a positive integer"),
         (["--collection", "gen", "--set", "baseline_run_id=nope"],
          "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
+        (["--collection", "gen", "--set", "baseline_run_id=run0,nope"],
+         "collection 'gen': setting baseline_run_id: 'nope' is not a run of the collection (its runs: run0, run1)"),
+        (["--collection", "gen", "--set", "baseline_run_id=run1,run0,run1"],
+         "collection 'gen': setting baseline_run_id: 'run1,run0,run1' names run1 twice"),
+        (["--collection", "gen", "--set", "baseline_run_id=run0,none"],
+         "collection 'gen': setting baseline_run_id: 'run0,none' is not none or a list of run ids"),
         (["--collection", "gen", "--set", "relevance=2"],
          "collection 'gen': no setting 'relevance' (a collection's own settings: preset, k_values, averaging, "
          "relevance_level, judged_docs_only, ignore_identical_ids, max_docs_per_question, trec_eval_version, "

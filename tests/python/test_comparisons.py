@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from scipy import stats
 
 from conftest import Warehouse
 from retrieval_metrics.cli import main as cli
+from retrieval_metrics.report import write_report
 from retrieval_metrics.scorecard import scorecard
 
 pytestmark = pytest.mark.dbt
@@ -232,3 +234,121 @@ def test_regression_gate_fails_the_build_and_names_the_questions(compared: Wareh
         for q in sorted(BASELINE_RANKS) if ndcg_at_2(WORSE_RANKS[q]) < ndcg_at_2(BASELINE_RANKS[q])
     ]
     assert failing == expected and [row[2] for row in failing] == ["q1"]
+
+
+RUNS = {"base": BASELINE_RANKS, "better": BETTER_RANKS, "worse": WORSE_RANKS}
+
+
+def holm(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm-Bonferroni of one family, directly: the i-th smallest (from 0) times (m - i), running max, capped at 1."""
+    adjusted, running = {}, 0.0
+    for position, (key, p) in enumerate(sorted(p_values.items(), key=lambda item: (item[1], item[0]))):
+        running = max(running, min(1.0, (len(p_values) - position) * p))
+        adjusted[key] = running
+    return adjusted
+
+
+@pytest.fixture(scope="module")
+def two_baselines(compared: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> tuple[Warehouse, dbtRunnerResult]:
+    """The compared warehouse with the pair collection's own baselines set to base and worse (given in another
+    order), built again with VARS (whose baseline_run_id, base, the collection's own setting overrides)."""
+    warehouse = compared.copy(tmp_path_factory.mktemp("two-baselines"))
+    given = warehouse.cli("settings", "--collection", "pair", "--set", "baseline_run_id=worse,base")
+    assert given.returncode == 0 and "baseline_run_id base, worse (set here)" in given.stdout, given.stderr
+    return warehouse, warehouse.build("--exclude", "tag:lesson_golden", "--vars", VARS)
+
+
+def test_every_run_is_compared_with_every_baseline_but_itself(two_baselines: tuple[Warehouse, dbtRunnerResult]) -> None:
+    """Each (run, baseline) pair's numbers: the paired t-test and its 95% interval as scipy's, the randomization
+    test by an exact enumeration, Holm within each (collection, baseline, measure name) family; the grain's tests
+    ran and passed."""
+    warehouse, result = two_baselines
+    pairs = warehouse.rows("select distinct run_id, baseline_run_id from question_comparisons "
+                           "where collection_id = 'pair' order by all")  # fmt: skip
+    assert pairs == [("base", "worse"), ("better", "base"), ("better", "worse"), ("worse", "base")]
+    got = {(row[0], row[1]): row[2:] for row in warehouse.rows(
+        "select run_id, baseline_run_id, n_questions, mean_difference, difference_ci_low, difference_ci_high, "
+        "t_statistic, t_p_value, randomization_p_value, t_p_value_holm, randomization_p_value_holm "
+        "from run_comparisons where collection_id = 'pair' and measure_name = 'ndcg_cut_2'")}  # fmt: skip
+    assert sorted(got) == pairs
+    values = {run: np.array([ndcg_at_2(rank) for rank in ranks.values()]) for run, ranks in RUNS.items()}
+    t_p, random_p = {}, {}
+    for run, baseline in pairs:
+        n, difference, low, high, t_statistic, t_p_value, randomization_p, _, _ = got[run, baseline]
+        t = stats.ttest_rel(values[run], values[baseline])
+        interval = t.confidence_interval(0.95)
+        differences = values[run] - values[baseline]
+        margin = stats.t.ppf(0.975, 4) * differences.std(ddof=1) / math.sqrt(5)  # the textbook interval
+        assert n == 5 and difference == pytest.approx(differences.mean(), abs=1e-15)
+        assert (low, high) == pytest.approx((interval.low, interval.high), abs=1e-12)
+        assert (low, high) == pytest.approx((differences.mean() - margin, differences.mean() + margin), abs=1e-12)
+        assert (t_statistic, t_p_value) == pytest.approx((t.statistic, t.pvalue), abs=1e-12)
+        assert randomization_p == pytest.approx(exact_sign_flip_p_value(differences), abs=1e-12)
+        t_p.setdefault(baseline, {})[run] = t_p_value
+        random_p.setdefault(baseline, {})[run] = randomization_p
+    for baseline in ("base", "worse"):  # one family per baseline: its two runs
+        for p_values, position in ((t_p[baseline], 7), (random_p[baseline], 8)):
+            for run, adjusted in holm(p_values).items():
+                assert got[run, baseline][position] == pytest.approx(adjusted, abs=1e-12), (run, baseline)
+    tests = {r.node.name: str(r.status) for r in result.result if r.node.resource_type == "test"}
+    grain = [name for name in tests if name.startswith("primary_key_question_comparisons")
+             or name.startswith("primary_key_run_comparisons") or name.startswith("expression_is_true_question_comp")]
+    assert len(grain) == 3 and all(tests[name] == "pass" for name in grain), grain
+
+
+def test_a_change_of_baselines_recomputes_the_comparisons_only(two_baselines: tuple[Warehouse, dbtRunnerResult]
+                                                                 ) -> None:  # fmt: skip
+    """The build after the change computed the comparisons of the pair collection's runs, and no measure."""
+    warehouse, _ = two_baselines
+
+    def computed(model: str) -> list[tuple[object, ...]]:  # the runs the last build computed
+        return warehouse.rows(f"select distinct collection_id, run_id from {model} where computed_at = "
+                              "(select max(computed_at) from run_means_by_qrels_version) order by all")  # fmt: skip
+
+    for model in ("question_measures", "run_measures", "run_measure_intervals", "run_tag_measures"):
+        assert computed(model) == [], model
+    for model in ("question_comparisons", "run_comparison_tests"):
+        assert computed(model) == [("pair", run) for run in sorted(RUNS)], model
+
+
+def test_the_leaderboard_scorecard_and_gate_with_two_baselines(two_baselines: tuple[Warehouse, dbtRunnerResult],
+                                                               tmp_path: Path) -> None:  # fmt: skip
+    warehouse, result = two_baselines
+    # one row per run and k: the baselines first, the differences against the first baseline by run id
+    leaderboard = warehouse.rows("select run_id, run_position, is_baseline, baseline_run_id, ndcg_vs_baseline "
+                                 "from run_leaderboard where collection_id = 'pair' order by run_position")  # fmt: skip
+    base_mean = sum(map(ndcg_at_2, BASELINE_RANKS.values())) / 5
+    assert [row[:4] for row in leaderboard] == [("base", 1, True, "base"), ("worse", 2, True, "base"),
+                                                ("better", 3, False, "base")]  # fmt: skip
+    assert leaderboard[2][4] == pytest.approx(sum(map(ndcg_at_2, BETTER_RANKS.values())) / 5 - base_mean, abs=1e-15)
+    with warehouse.connect() as con:
+        lines = scorecard(con).splitlines()
+    start = lines.index("pair: runs side by side")
+    blocks = [line for line in lines[start:] if line.startswith("NDCG@k against the baseline")]
+    assert blocks[0].startswith("NDCG@k against the baseline base (wins/ties/losses") and blocks[1] == (
+        "NDCG@k against the baseline worse (as above; Holm across the runs compared with it)")
+    after = lines.index(blocks[1])
+    assert [line.split()[0] for line in lines[after + 1 : after + 3]] == ["base", "better"]
+    assert lines[after + 1].split()[2] == "1/4/0"  # base against worse: q1 won, the rest tied
+    # the report: a chart and a table per baseline, both marked in the leaderboard
+    with warehouse.connect() as con:
+        write_report(con, "two baselines", tmp_path / "report")
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('<section id="collection-pair">'):]
+    assert "baseline runs: base, worse." in section
+    assert re.findall(r"<h3>Against the baseline (\w+)</h3>", section) == ["base", "worse"]
+    assert {path.name for path in (tmp_path / "report").glob("pair-ndcg-vs-*")} == {
+        "pair-ndcg-vs-baseline-base.png", "pair-ndcg-vs-baseline-worse.png"}  # fmt: skip
+    assert len(re.findall(r'data-run="worse" data-measure="ndcg_cut_2" data-baseline="base"', section)) == 1
+    assert len(re.findall(r'<tr data-run="(?:base|worse)" data-k="2" class="baseline"', section)) == 2
+    listed = warehouse.cli("list").stdout
+    assert re.search(r"^pair .* base, worse$", listed, re.MULTILINE), listed
+    # the gate holds better to both baselines (passes); worse, a baseline, to the other (fails, naming base)
+    gates = [r for r in result.result if r.node.name.startswith("no_regression_vs_baseline")]
+    assert len(gates) == 1 and str(gates[0].status) == "pass"
+    gated = warehouse.copy(tmp_path / "gated")
+    failed = gated.dbt("build", "--select", "int_collection_settings", "question_comparisons", "--vars",
+                       VARS.replace("[better]", "[better, worse]"))  # fmt: skip
+    assert not failed.success
+    assert gated.rows("select distinct run_id, baseline_run_id, measure_name from dbt_test__audit.regression_gate "
+                      "order by all") == [("worse", "base", "ndcg_cut_2"), ("worse", "base", "recall_2")]  # fmt: skip

@@ -74,7 +74,7 @@ def test_a_new_collection_gets_general_cutoffs_and_no_baseline(new_collection: W
     assert cutoffs["pair"] == (["1", "3", "5", "10", "100"], {"var"})
     assert cutoffs["docent"] == (["1", "2", "3"], {"seed"})  # the lesson's, from its seed rows
     assert settings_rows(new_collection, "baseline_run_id") == {"docent": (["keyword_overlap"], {"seed"})}
-    assert new_collection.rows("select collection_id, baseline_run_id from "
+    assert new_collection.rows("select collection_id, baseline_run_ids from "
                                "intermediate.int_collection_evaluation_settings order by 1") == [
         ("docent", "keyword_overlap"), ("pair", None)]  # fmt: skip
     assert new_collection.rows("select distinct k from run_metrics where collection_id = 'pair' order by k") == [

@@ -112,6 +112,18 @@ def test_incremental_builds_equal_a_full_refresh(history: tuple[Warehouse, Path]
     assert warehouse.rows("select count(distinct tag) from run_tag_comparisons where collection_id = 'gen'") == [(3,)]
     assert_equals_full_refresh(warehouse, tmp_path / "after-edits")
 
+    # a second baseline: every run of gen compared again (run0 with keyword_overlap too), nothing measured again
+    assert warehouse.cli("settings", "--collection", "gen", "--set", "baseline_run_id=keyword_overlap,run0"
+                         ).returncode == 0  # fmt: skip
+    warehouse.built()
+    assert planned(warehouse) == [] and planned(warehouse, "run_measure_intervals") == []
+    for model in ("question_comparisons", "run_comparison_tests"):
+        assert planned(warehouse, model) == [("gen", run) for run in ["keyword_overlap", "run0", "run2"]], model
+    assert warehouse.rows("select distinct baseline_run_id, run_id from run_comparisons where collection_id = 'gen' "
+                          "order by all") == [("keyword_overlap", "run0"), ("keyword_overlap", "run2"),
+                                              ("run0", "keyword_overlap"), ("run0", "run2")]  # fmt: skip
+    assert_equals_full_refresh(warehouse, tmp_path / "two-baselines")
+
     assert warehouse.cli("settings", "--collection", "gen", "--unset", "baseline_run_id").returncode == 0
     warehouse.build(*OTHER_BUILD)  # defaults that change numbers: every run of gen again, none of Docent (its own)
     assert planned(warehouse) == [("gen", run) for run in ["keyword_overlap", "run0", "run2"]]

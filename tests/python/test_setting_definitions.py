@@ -49,7 +49,7 @@ PROBES: list[object] = [
     "1,5,10", " 10, 1,10", [1, 5], [5, "1", 5], [0], [-1], [], [1, "abc"], ["a", "b b"], [True], [None], [2147483648],
     ["ndcg_cut_10", "map", "Judged@10"], ["x'y"], "bm25", "bm25'", " bm25", "a b", "x@y", "x.y-z", "a\\b",
     [0.02, 0.05], "0.02, -1", "0.1,0.1", [1e300], {"a": 1}, "all_questions", "retrieved_only",
-    "keyword_normalized,bm25",
+    "keyword_normalized,bm25", "bm25,bm25", "none,bm25", "bm25,", ["splade", "bm25"], [None, "bm25"],
 ]  # fmt: skip
 
 
@@ -230,6 +230,9 @@ def test_each_collection_setting_is_checked_and_stored_by_its_rule() -> None:
         assert setting.rule(value) is None and per_collection.values_of(setting.name, value), setting.name
     assert per_collection.values_of("trec_eval_version", 10) == ["10"]
     assert per_collection.values_of("k_values", "10, 1,10") == ["1", "10"]
+    assert per_collection.values_of("baseline_run_id", ["splade", "bm25"]) == ["bm25", "splade"]
+    assert per_collection.values_of("baseline_run_id", "splade, bm25") == ["bm25", "splade"]
+    assert per_collection.values_of("baseline_run_id", ["none"]) == per_collection.values_of("baseline_run_id", "") == ["none"]
     for preset in PRESETS.values():  # every preset gives settings that exist, each at a value its rule takes
         assert all(per_collection.RULES[name](value) is None for name, value in preset.settings.items())
 

@@ -123,6 +123,9 @@ def test_every_mart_row_equals_duckdbs_to_1e_9(built: tuple[Warehouse, dict]) ->
     assert checked["judging_queue"] > 100 and checked["judging_pool_coverage"] > 3
     assert checked["judge_agreement"] == 1 and checked["judge_confusion"] > 3
     assert checked["judge_leaderboard_agreement"] > 10
+    # many runs at once: every pair, the ANOVA, the letter groups and the questions needed, as DuckDB has them
+    assert checked["run_pair_tests"] > 3 and checked["run_letter_groups"] > 3
+    assert checked["measure_anova"] > 1 and checked["measure_questions_needed"] > 1
 
 
 def test_the_lessons_tests_and_the_regression_gate_pass_on_spark_as_every_node_does_on_duckdb(

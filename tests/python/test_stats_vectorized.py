@@ -26,9 +26,11 @@ def reference_compare(group: pd.DataFrame, n_permutations: int, seed: int) -> di
     differences = run - baseline
     n = len(differences)
     t_statistic = t_p_value = effect_size = None
+    low = high = None if n == 1 else float(differences.mean())  # no variation: the interval is the mean
     if n >= 2 and np.ptp(differences) > TIE_TOLERANCE:
         t = stats.ttest_rel(run, baseline)
         t_statistic, t_p_value = float(t.statistic), float(t.pvalue)
+        low, high = map(float, t.confidence_interval(0.95))
         effect_size = float(differences.mean() / differences.std(ddof=1))
     randomization_p_value = 1.0 if n == 1 else float(stats.permutation_test(
         (run, baseline), mean_difference, permutation_type="samples", vectorized=True, n_resamples=n_permutations,
@@ -43,6 +45,8 @@ def reference_compare(group: pd.DataFrame, n_permutations: int, seed: int) -> di
         "run_mean": float(run.mean()),
         "baseline_mean": float(baseline.mean()),
         "mean_difference": float(differences.mean()),
+        "difference_ci_low": low,
+        "difference_ci_high": high,
         "effect_size": effect_size,
         "t_statistic": t_statistic,
         "t_p_value": t_p_value,

@@ -1,7 +1,11 @@
--- One row per (collection, run, question, measure name) for every run other than the baseline and every
--- compared measure of the registry or of a user (is_compared in measure_catalog): the run's value, the baseline's, the
--- difference, and whether the question is a win, tie or loss for the run. Only questions both runs average
--- are paired.
+-- One row per (collection, run, baseline, question, measure name): every run against every baseline of its
+-- collection but itself (baseline_run_id, one or more), on every compared measure of the registry or of a user
+-- (is_compared in measure_catalog): the run's value, the baseline's, the difference, and whether the question is
+-- a win, tie or loss for the run. Only questions both runs average are paired. Its fingerprint of a run holds the
+-- collection's baselines (meta reads_baselines, macros/incremental_runs.sql): a change of them recomputes the
+-- comparisons, not the measures.
+
+{{ config(meta={'reads_baselines': true}) }}
 
 with runs_to_compute as (
     {{ runs_to_compute(given_runs='question_measures') }}
@@ -13,7 +17,7 @@ question_measures as (
         and measure in (select measure from {{ ref('measure_catalog') }} where is_compared)
 ),
 
--- each collection's baseline run (its own baseline_run_id, else the var's)
+-- each collection's baseline runs (its own baseline_run_id, else the var's), one row each
 baselines as (
     select collection_id, value as baseline_run_id
     from {{ ref('int_collection_settings') }}

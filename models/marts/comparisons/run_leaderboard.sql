@@ -1,8 +1,9 @@
 -- One row per (collection, k, run): the run's run_metrics values, its rank among the collection's runs by
 -- NDCG@k, its place in the scorecard and report (run_position) and the headline that orders it (NDCG at the
--- collection's largest k), when the run was written, its search latency where the run reports one (mean, p50, p95 over its questions), and for every one
--- of those measures its difference from its collection's baseline run (int_collection_settings). Every
--- measure against the baseline, with significance: run_comparisons.
+-- collection's largest k), when the run was written, its search latency where the run reports one (mean, p50, p95 over its questions), whether it
+-- is one of its collection's baselines (int_collection_settings), and for every one of those measures its
+-- difference from the collection's baseline (with several, the first by run id among its runs). Every measure
+-- against every baseline, with significance: run_comparisons.
 
 with run_metrics as (
     select * from {{ ref('run_metrics') }}
@@ -19,19 +20,29 @@ latencies as (
     group by collection_id, run_id
 ),
 
--- each collection's baseline run (its own baseline_run_id, else the var's)
+-- each collection's baseline runs (its own baseline_run_id, else the var's), one row each
 baselines as (
     select collection_id, value as baseline_run_id
     from {{ ref('int_collection_settings') }}
     where setting = 'baseline_run_id'
 ),
 
+-- the baseline the differences are against: the collection's first by run id among its runs
 baseline as (
     select run_metrics.*
     from run_metrics
-    inner join baselines
-        on run_metrics.collection_id = baselines.collection_id
-        and run_metrics.run_id = baselines.baseline_run_id
+    inner join (
+        select baselines.collection_id, min(baselines.baseline_run_id) as baseline_run_id
+        from baselines
+        where exists (
+            select 1 from run_metrics
+            where run_metrics.collection_id = baselines.collection_id
+                and run_metrics.run_id = baselines.baseline_run_id
+        )
+        group by baselines.collection_id
+    ) as first_baselines
+        on run_metrics.collection_id = first_baselines.collection_id
+        and run_metrics.run_id = first_baselines.baseline_run_id
 ),
 
 -- the collection's headline: NDCG at its largest k
@@ -44,22 +55,25 @@ headlines as (
     group by collection_id, run_id
 ),
 
--- the baseline first, then best headline first, ties by run id
+-- the baselines first (by run id), then best headline first, ties by run id
 run_positions as (
     select
         headlines.collection_id,
         headlines.run_id,
         headlines.headline_ndcg,
+        baselines.baseline_run_id is not null as is_baseline,
         cast(row_number() over (
             partition by headlines.collection_id
             order by
-                case when headlines.run_id = baselines.baseline_run_id then 0 else 1 end,
+                case when baselines.baseline_run_id is not null then 0 else 1 end,
+                case when baselines.baseline_run_id is not null then headlines.run_id end,
                 headlines.headline_ndcg desc,
                 headlines.run_id
         ) as integer) as run_position
     from headlines
     left join baselines
         on headlines.collection_id = baselines.collection_id
+        and headlines.run_id = baselines.baseline_run_id
 )
 
 select
@@ -81,6 +95,7 @@ select
     latencies.latency_mean_ms,
     latencies.latency_p50_ms,
     latencies.latency_p95_ms,
+    run_positions.is_baseline,
     baseline.run_id as baseline_run_id,
     letter_groups.letters as ndcg_letters,
     {%- for measure in measure_registry() if measure.run_metrics_column %}
