@@ -260,8 +260,8 @@ def two_baselines(compared: Warehouse, tmp_path_factory: pytest.TempPathFactory)
 
 def test_every_run_is_compared_with_every_baseline_but_itself(two_baselines: tuple[Warehouse, dbtRunnerResult]) -> None:
     """Each (run, baseline) pair's numbers: the paired t-test and its 95% interval as scipy's, the randomization
-    test by an exact enumeration, Holm within each (collection, baseline, measure name) family; the grain's tests
-    ran and passed."""
+    test by an exact enumeration, Holm within each (collection, baseline, measure name) family; one row per key in
+    every table of comparisons."""
     warehouse, result = two_baselines
     pairs = warehouse.rows("select distinct run_id, baseline_run_id from question_comparisons "
                            "where collection_id = 'pair' order by all")  # fmt: skip
@@ -290,10 +290,18 @@ def test_every_run_is_compared_with_every_baseline_but_itself(two_baselines: tup
         for p_values, position in ((t_p[baseline], 7), (random_p[baseline], 8)):
             for run, adjusted in holm(p_values).items():
                 assert got[run, baseline][position] == pytest.approx(adjusted, abs=1e-12), (run, baseline)
-    tests = {r.node.name: str(r.status) for r in result.result if r.node.resource_type == "test"}
-    grain = [name for name in tests if name.startswith("primary_key_question_comparisons")
-             or name.startswith("primary_key_run_comparisons") or name.startswith("expression_is_true_question_comp")]
-    assert len(grain) == 3 and all(tests[name] == "pass" for name in grain), grain
+    grains = {  # every table of comparisons: one row per key, and no run against itself
+        "question_comparisons": "collection_id, run_id, baseline_run_id, question_id, measure_name",
+        "run_comparison_tests": "collection_id, run_id, baseline_run_id, tag, measure_name",
+        "run_comparisons": "collection_id, run_id, baseline_run_id, measure_name",
+        "run_tag_comparisons": "collection_id, run_id, baseline_run_id, tag, measure_name",
+        "run_leaderboard": "collection_id, k, run_id",
+    }
+    for table, key in grains.items():
+        rows, keys = warehouse.rows(f"select count(*), count(distinct ({key})) from {table}")[0]
+        assert rows == keys and (rows > 0 or table == "run_tag_comparisons"), table  # no tags here
+        if "baseline_run_id" in key:
+            assert warehouse.rows(f"select count(*) from {table} where run_id = baseline_run_id") == [(0,)], table
 
 
 def test_a_change_of_baselines_recomputes_the_comparisons_only(two_baselines: tuple[Warehouse, dbtRunnerResult]
