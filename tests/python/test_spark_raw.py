@@ -72,3 +72,31 @@ def test_the_target_comes_from_dbts_arguments_then_dbt_target(monkeypatch: pytes
     assert target_of(["--target", "spark"]) == target_of(["-t", "spark"]) == target_of(["--target=spark"]) == "spark"
     monkeypatch.setenv("DBT_TARGET", "spark")
     assert target_of([]) == "spark" and target_of(["--target", "dev"]) == "dev"
+
+
+@pytest.mark.spark
+def test_what_patch_dbt_spark_replaces_is_still_there_and_used() -> None:
+    """patch_dbt_spark() replaces dbt-spark internals (retrieval_metrics/spark.py): this fails when an upgrade of
+    dbt-spark renames or stops calling one of them, instead of the patch silently doing nothing."""
+    import inspect
+
+    from dbt.adapters.spark.impl import SparkAdapter
+    from dbt.adapters.spark.session import SessionConnectionWrapper
+
+    from retrieval_metrics.spark import SessionPythonJobHelper, patch_dbt_spark
+
+    for name in ("python_submission_helpers", "default_python_submission_method"):
+        assert isinstance(inspect.getattr_static(SparkAdapter, name), property), name
+    assert "self._fix_binding(binding)" in inspect.getsource(SessionConnectionWrapper.execute)
+    helpers, default = SparkAdapter.python_submission_helpers, SparkAdapter.default_python_submission_method
+    fix_binding = inspect.getattr_static(SessionConnectionWrapper, "_fix_binding")
+    try:
+        patch_dbt_spark()
+        assert SessionConnectionWrapper._fix_binding("it's") == spark_literal("it's")
+        adapter = SparkAdapter.__new__(SparkAdapter)  # the properties read only self.config
+        adapter.config = type("Config", (), {"credentials": type("Credentials", (), {"method": "session"})()})()
+        assert adapter.python_submission_helpers["session"] is SessionPythonJobHelper
+        assert adapter.default_python_submission_method == "session"
+    finally:
+        SparkAdapter.python_submission_helpers, SparkAdapter.default_python_submission_method = helpers, default
+        SessionConnectionWrapper._fix_binding = fix_binding
