@@ -417,11 +417,11 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
         i, j = pairs(m)
         half_width = stats.t.ppf(0.975, n - 1)
         # every family's studentized ranges (same m runs, same residual df) through scipy at once
-        ranges_q = [studentized_ranges(family.run_means, family.table) for family in group]
-        varying = [q for q in ranges_q if q is not None]
+        studentized = [studentized_ranges(family.run_means, family.table) for family in group]
+        varying = [q for q in studentized if q is not None]
         p_values = iter(np.split(studentized_range_sf(np.concatenate(varying), m, (m - 1) * (n - 1)),
                                  len(varying)) if varying else [])  # fmt: skip
-        for family, family_ranges, q in zip(group, ranges, ranges_q, strict=True):
+        for family, family_ranges, q in zip(group, ranges, studentized, strict=True):
             means, table = family.run_means, family.table
             tukey = None if q is None else next(p_values)
             randomized = randomized_tukey_p_values(means, family_ranges)
