@@ -6,7 +6,7 @@ The passes, each timed apart (so the sum is more than the one statement the impo
 reading the file (csv_source), reading every field, the checked read (trec.one_pass_run), the checked read
 ranked as trec_eval ranks (trec.ranked_rows), that ranked read written to a table and committed, and the
 duplicate check (trec.repeated_pair_hashes) over the written rows. The benchmark (scripts/benchmark.py) generates
-the file: its work directory's data/*/run.txt; benchmarks/10m.md gives the passes at 10M.
+the file: its work directory's data/*/run.txt; benchmarks/import-passes.md gives the passes at 10M.
 """
 
 from __future__ import annotations
