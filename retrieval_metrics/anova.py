@@ -318,8 +318,9 @@ PAIR_TYPES = {**KEY_TYPES, "run_id": "string", "other_run_id": "string", "n_runs
               "t_statistic": "double", "t_p_value": "double", "randomization_p_value": "double",
               "n_permutations": "bigint", "is_exact_randomization": "boolean"}  # fmt: skip
 PAIR_KEYS = ["collection_id", "measure_name", "run_id", "other_run_id"]
-COMPARED = ["wins", "ties", "losses", "paired_effect_size", "t_statistic", "t_p_value", "randomization_p_value",
-            "n_permutations", "is_exact_randomization"]  # run_comparison_tests' tests, for every pair
+COMPARED = ["difference_ci_low", "difference_ci_high", "wins", "ties", "losses", "paired_effect_size", "t_statistic",
+            "t_p_value", "randomization_p_value", "n_permutations", "is_exact_randomization"]  # run_comparison_tests'
+# interval and tests, for every pair
 ANOVA_TYPES = {**KEY_TYPES, "n_runs": "integer", "n_questions": "integer",
                **{f"{stat}_{source}": sql_type for source in ("runs", "questions")
                   for stat, sql_type in (("ss", "double"), ("df", "integer"), ("ms", "double"), ("f", "double"),
@@ -394,15 +395,13 @@ def families(measured: pd.DataFrame) -> Iterator[Family]:
 def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], seed: int,
                n_permutations: int = 10000) -> pd.DataFrame:  # fmt: skip
     """run_pair_tests' rows: every pair of runs of every family (run_id before other_run_id by id), with the
-    difference of their means (run minus other), its 95% paired t interval, the effect size (the difference
-    over sqrt(MS_residual)), Tukey's HSD p-value, the randomized Tukey HSD p-value (the collection's
-    hsd_permutations, `seed`; every measure of a collection with as many runs and questions sees the same
-    permutations) and whether the randomized p-value is below the collection's alpha; and the tests of
-    run_comparison_tests for the pair, run_id against other_run_id (retrieval_metrics.stats.compared_groups:
-    wins, ties, losses, Cohen's d_z as paired_effect_size, the paired t-test, the paired randomization test with
-    `n_permutations` sign flips and `seed`), unadjusted."""
-    from scipy import stats
-
+    difference of their means (run minus other), the effect size (the difference over sqrt(MS_residual)), Tukey's
+    HSD p-value, the randomized Tukey HSD p-value (the collection's hsd_permutations, `seed`; every measure of a
+    collection with as many runs and questions sees the same permutations) and whether the randomized p-value is
+    below the collection's alpha; and what run_comparison_tests gives the pair, run_id against other_run_id
+    (retrieval_metrics.stats.compared_groups: the difference's 95% paired t interval, wins, ties, losses, Cohen's
+    d_z as paired_effect_size, the paired t-test, the paired randomization test with `n_permutations` sign flips
+    and `seed`), unadjusted."""
     from retrieval_metrics.stats import compared_groups
 
     found = list(families(measured))
@@ -415,7 +414,6 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
         own = settings[collection_id]
         ranges = permuted_ranges(np.stack([family.values for family in group]), own.hsd_permutations, seed)
         i, j = pairs(m)
-        half_width = stats.t.ppf(0.975, n - 1)
         # every family's studentized ranges (same m runs, same residual df) through scipy at once
         studentized = [studentized_ranges(family.run_means, family.table) for family in group]
         varying = [q for q in studentized if q is not None]
@@ -429,7 +427,6 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
                 randomized = np.full(len(i), np.nan)  # no variance: nulls
             differences = family.values[i] - family.values[j]  # pairs x questions
             mean_difference = means[i] - means[j]
-            margin = half_width * differences.std(axis=1, ddof=1) / math.sqrt(n)
             effect = mean_difference / math.sqrt(table.ms_residual) if table.varies else np.full(len(i), np.nan)
             paired.append(pd.DataFrame({
                 "collection_id": collection_id, "measure_name": family.measure_name,
@@ -447,8 +444,6 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
                     "k": family.k, "run_id": family.run_ids[i[pair]], "other_run_id": family.run_ids[j[pair]],
                     "n_runs": m, "n_questions": n, "run_mean": means[i[pair]], "other_run_mean": means[j[pair]],
                     "mean_difference": mean_difference[pair],
-                    "difference_ci_low": mean_difference[pair] - margin[pair],
-                    "difference_ci_high": mean_difference[pair] + margin[pair],
                     "effect_size": effect[pair],
                     "tukey_hsd_p_value": None if tukey is None else tukey[pair],
                     "randomized_tukey_hsd_p_value": randomized[pair], "hsd_permutations": own.hsd_permutations,

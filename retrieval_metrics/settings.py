@@ -82,7 +82,8 @@ def check_named_runs(database: Path, given: dict[str, object]) -> None:
         runs = con.execute("select distinct collection_id, run_id from raw.runs").fetchall()
     settings = {**project_defaults(), **given}
     baselines = [run for run in items_of(given.get("baseline_run_id")) if not no_baseline(run)]
-    missing = [str(run) for run in baselines if str(run) not in {run_id for _, run_id in runs}]
+    known = {run_id for _, run_id in runs}
+    missing = [str(run) for run in baselines if str(run) not in known]
     if missing:
         raise InputError(f"var baseline_run_id: {missing[0]!r} is not a run of any collection")
     gated = str(settings.get("gated_collection_id"))
