@@ -290,10 +290,13 @@ def empty_without() -> dict[str, tuple[str, str]]:
 
 
 def source_selection(tables: list[str], database: Path) -> list[str]:
-    """dbt's selection of what reads these raw tables, with their tests; without each node of empty_without()
-    while its raw table is not among these and has no row of its kind: the node was empty at the last good build
-    and stays so whatever the other tables (a notebook's loop of new runs would pay for them at every build)."""
-    selection = ["--select", *(f"source:raw.{table}+" for table in tables)]
+    """dbt's selection of the tables and tests that read these raw tables: not the views (the build's base, which
+    their SQL depends on, is the last good build's: they stand as it made them; an --exclude would drop their
+    tests too), and without each node of empty_without() while its raw table is not among these and has no row of
+    its kind: the node was empty at the last good build and stays so whatever the other tables (a notebook's loop
+    of new runs would pay for them at every build)."""
+    kinds = ("config.materialized:table", "config.materialized:incremental", "resource_type:test")
+    selection = ["--select", *(f"source:raw.{table}+,{kind}" for table in tables for kind in kinds)]
     with connect(database, read_only=True) as con:
         for selector, (table, condition) in empty_without().items():
             if table in tables:  # changed: what reads it is built

@@ -115,6 +115,9 @@ def build_inputs(database: Path, dbt_args: Sequence[str]) -> Inputs:
             "union all select schema_name, view_name, 'view' from duckdb_views() "
             "where database_name = current_database() and not internal order by all").fetchall()  # fmt: skip
         rows = raw_rows(con, [table for schema, table, kind in relations if schema == "raw" and kind == "table"])
+        raw_columns = con.execute(
+            "select table_name, column_name, data_type from duckdb_columns() "
+            "where database_name = current_database() and schema_name = 'raw' order by all").fetchall()  # fmt: skip
     base = {
         "database": database.name,  # its stem is dbt's name of the database; a copy elsewhere keeps the record
         "project": files_digest(project_dir()),
@@ -124,6 +127,7 @@ def build_inputs(database: Path, dbt_args: Sequence[str]) -> Inputs:
         "python": sys.version,
         "versions": versions,
         "relations": [row for row in relations if f"{row[0]}.{row[1]}" != RECORD],
+        "raw_columns": raw_columns,  # the staging views read them (a build that selects keeps its views)
     }
     return Inputs(hashlib.sha256(json.dumps(base, sort_keys=True).encode()).hexdigest(), rows)
 

@@ -231,7 +231,11 @@ def test_new_rankings_rebuild_the_judges_leaderboards_only_where_a_judge_graded(
     models = ["intermediate.int_judge_question_measures", "intermediate.int_judge_leaderboards",
               "main.judge_leaderboard_agreement", "main.judging_queue", "main.judging_pool_coverage"]  # fmt: skip
     assert all(lesson.rows(f"select count(*) from {model}") == [(0,)] for model in models)
-    new_rankings = ["--select", "source:raw.runs+", "source:raw.rankings+"]
+    def reading(*tables: str) -> list[str]:  # the tables and tests that read them, not the views
+        kinds = ("config.materialized:table", "config.materialized:incremental", "resource_type:test")
+        return ["--select", *(f"source:raw.{table}+,{kind}" for table in tables for kind in kinds)]
+
+    new_rankings = reading("runs", "rankings")
     no_judge, no_pool = ["--exclude", "int_judge_question_measures+"], ["--exclude", "judging_queue+"]
     no_versions = ["--exclude", "qrels_version_changes+"]  # one qrels version
     no_python = ["--exclude", "int_user_measure_values"]  # no collection defines a Python measure
@@ -239,9 +243,9 @@ def test_new_rankings_rebuild_the_judges_leaderboards_only_where_a_judge_graded(
     assert new_runs == new_rankings + no_judge + no_pool + no_versions + no_python
     graded = source_selection(["runs", "rankings"], judged[0].db_path)
     assert graded == new_rankings + no_pool + no_python  # graded, versioned
-    assert source_selection(["judgments"], lesson.db_path) == ["--select", "source:raw.judgments+", *no_pool,
-                                                               *no_versions, *no_python]  # fmt: skip
-    assert source_selection(["judging_pools"], lesson.db_path) == ["--select", "source:raw.judging_pools+", *no_judge,
+    assert source_selection(["judgments"], lesson.db_path) == [*reading("judgments"), *no_pool, *no_versions,
+                                                               *no_python]  # fmt: skip
+    assert source_selection(["judging_pools"], lesson.db_path) == [*reading("judging_pools"), *no_judge,
                                                                    *no_versions, *no_python]  # fmt: skip
 
 

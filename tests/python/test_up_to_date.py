@@ -63,6 +63,9 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     assert not any(node.startswith("seed.") for node in selected)
     assert "model.retrieval_metrics.int_ideal_rankings" not in selected and len(selected) < len(whole)
     assert "model.retrieval_metrics.int_judge_question_measures" not in selected  # no automatic judge: empty
+    # the views stand as the last build made them; the tests on them run (the new run's questions are known)
+    assert "model.retrieval_metrics.stg_raw__rankings" not in selected
+    assert "test.retrieval_metrics.assert_run_questions_are_known" in selected
     incremental = served(serving)
     assert ("docent", "notebook_run") in {row[:2] for row in duckdb.connect(str(serving), read_only=True).execute(
         "select collection_id, run_id from run_metrics").fetchall()}  # fmt: skip
@@ -96,6 +99,11 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     assert changed.base == recorded[0].base and changed.changed_raw_tables(recorded[0]) == ["runs", "rankings"]
     with duckdb.connect(str(build)) as con:
         con.execute(f"update raw.runs set retriever = rtrim(retriever, '!') {one_run}")
+    with duckdb.connect(str(build)) as con:  # a raw table's columns are the base's: the staging views read them
+        con.execute("alter table raw.runs add column added integer")
+    assert up_to_date.build_inputs(build, []).base != recorded[0].base
+    with duckdb.connect(str(build)) as con:
+        con.execute("alter table raw.runs drop column added")
     assert up_to_date.build_inputs(build, []) == recorded[0]
     # the serving copy is current while its record names the build file as it is: written since (the updates
     # above), or gone, a build publishes it again, without dbt
