@@ -9,11 +9,12 @@ A measure whose values do not vary (residuals within TIE_TOLERANCE) has no F, p-
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -212,36 +213,52 @@ def letter_groups(run_means: np.ndarray, significant: np.ndarray) -> list[str]:
     return letters
 
 
-def paired_t_power(effect_size: float, n: float, alpha: float) -> float:
+def paired_t_powers(effect_size: np.ndarray, n: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """The power of a two-sided paired (one-sample) t-test of n pairs at `alpha` for a standardized difference
-    `effect_size` (statsmodels' TTestPower). Where scipy's noncentral t gives no number (few questions, a large
-    effect), the same probability by integration over the chi-square: E[Phi(nc - c sqrt(V / df)) + Phi(-nc -
-    c sqrt(V / df))], V ~ chi2(df)."""
+    `effect_size` (statsmodels' TTestPower), elementwise, in one call of scipy's noncentral t. Where it gives no
+    number (few questions, a large effect), the same probability by integration over the chi-square: E[Phi(nc - c
+    sqrt(V / df)) + Phi(-nc - c sqrt(V / df))], V ~ chi2(df)."""
     from scipy import integrate, stats
 
+    effect_size, n, alpha = (np.asarray(x, dtype=float) for x in np.broadcast_arrays(effect_size, n, alpha))
     df = n - 1
     critical = stats.t.isf(alpha / 2, df)
-    noncentrality = effect_size * math.sqrt(n)
-    power = float(stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality))
-    if math.isnan(power):
-        def density(v: float) -> float:
-            scale = critical * math.sqrt(v / df)
-            return float((stats.norm.cdf(noncentrality - scale) + stats.norm.cdf(-noncentrality - scale))
-                         * stats.chi2.pdf(v, df))  # fmt: skip
+    noncentrality = effect_size * np.sqrt(n)
+    power = np.atleast_1d(stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality))
+    for i in np.flatnonzero(np.isnan(power)):
+        c, nc, d = float(np.ravel(critical)[i]), float(np.ravel(noncentrality)[i]), float(np.ravel(df)[i])
 
-        power = float(integrate.quad(density, 0, np.inf, limit=200)[0])
-    return min(1.0, power)
+        def density(v: float, c: float = c, nc: float = nc, d: float = d) -> float:
+            scale = c * math.sqrt(v / d)
+            return float((stats.norm.cdf(nc - scale) + stats.norm.cdf(-nc - scale)) * stats.chi2.pdf(v, d))
+
+        power[i] = integrate.quad(density, 0, np.inf, limit=200)[0]
+    return np.minimum(1.0, power)
+
+
+def paired_t_power(effect_size: float, n: float, alpha: float) -> float:
+    """paired_t_powers of one test."""
+    return float(paired_t_powers(np.array([effect_size]), np.array([n]), np.array([alpha]))[0])
+
+
+def anova_powers(effect_size: np.ndarray, n_observations: np.ndarray, n_groups: np.ndarray,
+                 alpha: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The power of a one-way ANOVA F-test of n_groups groups, n_observations in all, at `alpha` for Cohen's f
+    `effect_size` (statsmodels' FTestAnovaPower; noncentrality f^2 n_observations), elementwise."""
+    from scipy import stats
+
+    effect_size, n_observations, n_groups, alpha = (
+        np.asarray(x, dtype=float) for x in np.broadcast_arrays(effect_size, n_observations, n_groups, alpha))
+    df_groups, df_error = n_groups - 1, n_observations - n_groups
+    critical = stats.f.isf(alpha, df_groups, df_error)
+    power = np.atleast_1d(stats.ncf.sf(critical, df_groups, df_error, effect_size**2 * n_observations))
+    return np.where(np.isnan(power), 1.0, power)  # scipy's ncf gives up far out
 
 
 def anova_power(effect_size: float, n_observations: float, n_groups: int, alpha: float) -> float:
-    """The power of a one-way ANOVA F-test of n_groups groups, n_observations in all, at `alpha` for Cohen's f
-    `effect_size` (statsmodels' FTestAnovaPower; noncentrality f^2 n_observations)."""
-    from scipy import stats
-
-    df_groups, df_error = n_groups - 1, n_observations - n_groups
-    critical = stats.f.isf(alpha, df_groups, df_error)
-    power = float(stats.ncf.sf(critical, df_groups, df_error, effect_size**2 * n_observations))
-    return 1.0 if math.isnan(power) else power  # scipy's ncf gives up far out
+    """anova_powers of one test."""
+    return float(anova_powers(np.array([effect_size]), np.array([n_observations]), np.array([n_groups]),
+                              np.array([alpha]))[0])  # fmt: skip
 
 
 def _solved(power_of: object, target: float, low: float, high: float) -> float:
@@ -261,31 +278,13 @@ def detectable_difference_t(variance: float, n: int, alpha: float, power: float)
     n < 2 or the variance is 0."""
     if n < 2 or not variance > 0:
         return None
-    effect = _solved(lambda d: paired_t_power(d, n, alpha), power, 1e-9, 1.0)
-    return effect * math.sqrt(2 * variance)
+    return detectable_effect_t(n, alpha, power) * math.sqrt(2 * variance)
 
 
-def fewest(power_of: object, target: float, low: int) -> int:
-    """The least integer n >= low with power_of(n) (increasing in n) >= target: the continuous solution of
-    statsmodels' solve_power, rounded up."""
-    if power_of(low) >= target:  # type: ignore[operator]
-        return low
-    high = low * 2
-    while power_of(high) < target:  # type: ignore[operator]
-        low, high = high, high * 2
-    while high - low > 1:  # power_of(low) < target <= power_of(high)
-        middle = (low + high) // 2
-        low, high = (middle, high) if power_of(middle) < target else (low, middle)  # type: ignore[operator]
-    return high
-
-
-def questions_needed_t(difference: float, variance: float, alpha: float, power: float) -> int | None:
-    """The fewest questions a two-sided paired t-test needs to detect `difference` at `alpha` with `power` (at least
-    2; statsmodels' TTestPower.solve_power, rounded up)."""
-    if not variance > 0 or not difference > 0:
-        return None
-    effect = difference / math.sqrt(2 * variance)
-    return fewest(lambda n: paired_t_power(effect, n, alpha), power, 2)
+@functools.cache
+def detectable_effect_t(n: int, alpha: float, power: float) -> float:
+    """The standardized difference detectable_difference_t solves for (the same for every measure of n questions)."""
+    return _solved(lambda d: paired_t_power(d, n, alpha), power, 1e-9, 1.0)
 
 
 def detectable_difference_anova(variance: float, n_runs: int, n: int, alpha: float, power: float) -> float | None:
@@ -294,17 +293,76 @@ def detectable_difference_anova(variance: float, n_runs: int, n: int, alpha: flo
     variance)). None when there are fewer than 2 runs or questions, or the variance is 0."""
     if n < 2 or n_runs < 2 or not variance > 0:
         return None
-    effect = _solved(lambda f: anova_power(f, n_runs * n, n_runs, alpha), power, 1e-9, 1.0)
-    return effect * math.sqrt(2 * n_runs * variance)
+    return detectable_effect_anova(n_runs, n, alpha, power) * math.sqrt(2 * n_runs * variance)
+
+
+@functools.cache
+def detectable_effect_anova(n_runs: int, n: int, alpha: float, power: float) -> float:
+    """Cohen's f detectable_difference_anova solves for (the same for every measure of n_runs runs, n questions)."""
+    return _solved(lambda f: anova_power(f, n_runs * n, n_runs, alpha), power, 1e-9, 1.0)
+
+
+def fewest(power_of: Callable[[np.ndarray, np.ndarray], np.ndarray], target: np.ndarray, low: int) -> np.ndarray:
+    """For each i, the least integer n >= low with power_of(i, n) >= target[i] (increasing in n): the continuous
+    solution of statsmodels' solve_power, rounded up. power_of takes arrays of i and n: every search steps at
+    once, by doubling, then bisection."""
+    everyone = np.arange(len(target))
+    lows = np.full(len(target), low, dtype=np.int64)
+    highs = np.where(power_of(everyone, lows) >= target, lows, 2 * lows)
+    pending = everyone[highs > lows]
+    while pending.size:  # until power_of(high) >= target
+        short = power_of(pending, highs[pending]) < target[pending]
+        pending = pending[short]
+        lows[pending], highs[pending] = highs[pending], 2 * highs[pending]
+    pending = everyone[highs - lows > 1]
+    while pending.size:  # power_of(low) < target <= power_of(high)
+        middle = (lows[pending] + highs[pending]) // 2
+        short = power_of(pending, middle) < target[pending]
+        lows[pending[short]], highs[pending[~short]] = middle[short], middle[~short]
+        pending = pending[highs[pending] - lows[pending] > 1]
+    return highs
+
+
+def questions_needed_ts(difference: np.ndarray, variance: np.ndarray, alpha: np.ndarray,
+                        power: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The fewest questions a two-sided paired t-test needs to detect `difference` at `alpha` with `power` (at least
+    2; statsmodels' TTestPower.solve_power, rounded up), elementwise; nan where the variance or the difference is
+    not above 0."""
+    difference, variance, alpha, power = (np.asarray(x, dtype=float) for x in (difference, variance, alpha, power))
+    needed = np.full(len(difference), np.nan)
+    solvable = np.flatnonzero((variance > 0) & (difference > 0))
+    effect = difference[solvable] / np.sqrt(2 * variance[solvable])
+    needed[solvable] = fewest(lambda i, n: paired_t_powers(effect[i], n, alpha[solvable][i]), power[solvable], 2)
+    return needed
+
+
+def questions_needed_anovas(difference: np.ndarray, variance: np.ndarray, n_runs: np.ndarray, alpha: np.ndarray,
+                            power: np.ndarray) -> np.ndarray:  # fmt: skip
+    """The fewest questions (per run) the ANOVA over n_runs runs needs to detect a range `difference` at `alpha`
+    with `power` (statsmodels' FTestAnovaPower.solve_power's observations over n_runs, rounded up), elementwise;
+    nan where the variance or the difference is not above 0, or there are fewer than 2 runs."""
+    difference, variance, n_runs, alpha, power = (np.asarray(x, dtype=float)
+                                                  for x in (difference, variance, n_runs, alpha, power))  # fmt: skip
+    needed = np.full(len(difference), np.nan)
+    solvable = np.flatnonzero((variance > 0) & (difference > 0) & (n_runs >= 2))
+    m = n_runs[solvable]
+    effect = difference[solvable] / np.sqrt(2 * m * variance[solvable])
+    needed[solvable] = fewest(lambda i, n: anova_powers(effect[i], m[i] * n, m[i], alpha[solvable][i]),
+                              power[solvable], 2)  # fmt: skip
+    return needed
+
+
+def questions_needed_t(difference: float, variance: float, alpha: float, power: float) -> int | None:
+    """questions_needed_ts of one difference (None: not solvable)."""
+    needed = questions_needed_ts(np.array([difference]), np.array([variance]), np.array([alpha]), np.array([power]))
+    return None if np.isnan(needed[0]) else int(needed[0])
 
 
 def questions_needed_anova(difference: float, variance: float, n_runs: int, alpha: float, power: float) -> int | None:
-    """The fewest questions (per run) the ANOVA over n_runs runs needs to detect a range `difference` at `alpha`
-    with `power` (statsmodels' FTestAnovaPower.solve_power's observations over n_runs, rounded up)."""
-    if not variance > 0 or not difference > 0 or n_runs < 2:
-        return None
-    effect = difference / math.sqrt(2 * n_runs * variance)
-    return fewest(lambda n: anova_power(effect, n_runs * n, n_runs, alpha), power, 2)
+    """questions_needed_anovas of one difference (None: not solvable)."""
+    needed = questions_needed_anovas(np.array([difference]), np.array([variance]), np.array([n_runs]),
+                                     np.array([alpha]), np.array([power]))  # fmt: skip
+    return None if np.isnan(needed[0]) else int(needed[0])
 
 
 # the columns of run_pair_tests, measure_anova, run_letter_groups and measure_questions_needed, with their SQL types
@@ -524,7 +582,8 @@ def letter_rows(pair_rows: pd.DataFrame) -> pd.DataFrame:
 def questions_needed(tables: pd.DataFrame, settings: dict[str, CollectionSettings]) -> pd.DataFrame:
     """measure_questions_needed's rows: per family (measure_anova's rows) and each of the collection's
     target_differences, the questions a paired t-test of two runs and the ANOVA over all the runs need to
-    detect it at the collection's alpha and power, the residual variance taken as the family's (null: none)."""
+    detect it at the collection's alpha and power, the residual variance taken as the family's (null: none);
+    every row's searches at once."""
     rows = []
     for table in tables.itertuples(index=False):
         own = settings[table.collection_id]
@@ -535,12 +594,15 @@ def questions_needed(tables: pd.DataFrame, settings: dict[str, CollectionSetting
                 "k": table.k, "target_difference": difference, "n_runs": table.n_runs,
                 "n_questions": table.n_questions, "residual_variance": variance, "alpha": own.alpha,
                 "power": own.power,
-                "questions_needed_t": None if variance is None
-                else questions_needed_t(difference, variance, own.alpha, own.power),
-                "questions_needed_anova": None if variance is None
-                else questions_needed_anova(difference, variance, int(table.n_runs), own.alpha, own.power),
             })  # fmt: skip
-    return pd.DataFrame(rows, columns=list(NEEDED_TYPES))
+    needed = pd.DataFrame(rows, columns=[column for column in NEEDED_TYPES if not column.startswith("questions_")])
+    arguments = [needed[column].to_numpy(dtype=float, na_value=np.nan)
+                 for column in ("target_difference", "residual_variance", "n_runs", "alpha", "power")]  # fmt: skip
+    difference, variance, n_runs, alpha, power = arguments
+    for column, counts in (("questions_needed_t", questions_needed_ts(difference, variance, alpha, power)),
+                           ("questions_needed_anova", questions_needed_anovas(*arguments))):  # fmt: skip
+        needed[column] = pd.array([None if np.isnan(count) else int(count) for count in counts], dtype="Int64")
+    return needed[list(NEEDED_TYPES)]
 
 
 VALUE_COLUMNS = ["collection_id", "run_id", "question_id", "measure_name", "measure", "k", "value"]

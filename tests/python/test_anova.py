@@ -213,6 +213,26 @@ def test_the_questions_a_paired_t_test_needs_are_sakais() -> None:
                     difference, variance, power)  # fmt: skip
 
 
+def test_every_rows_search_at_once_equals_each_alone() -> None:
+    """measure_questions_needed searches every (family, difference) at once; each count is the one the row's own
+    search gives, whatever the others (few and many questions, no variance, one run)."""
+    variances = [0.0004, 0.04, 0.3, 2.0, 0.0, None]
+    tables = pd.DataFrame([(COLLECTION, f"m{i}_{runs}", "m", None, runs, 30, variance)
+                           for i, variance in enumerate(variances) for runs in (1, 2, 7)],
+                          columns=["collection_id", "measure_name", "measure", "k", "n_runs", "n_questions",
+                                   "residual_variance"])  # fmt: skip
+    settings = {COLLECTION: anova.CollectionSettings(0.05, 0.9, 50, (0.001, 0.05, 0.3, 3.0))}
+    needed = anova.questions_needed(tables, settings)
+    assert len(needed) == 72 and needed["questions_needed_t"].notna().sum() == 48
+    for row in needed.itertuples(index=False):
+        variance = None if pd.isna(row.residual_variance) else row.residual_variance
+        alone_t = None if variance is None else anova.questions_needed_t(row.target_difference, variance, 0.05, 0.9)
+        alone_anova = None if variance is None else anova.questions_needed_anova(row.target_difference, variance,
+                                                                                 row.n_runs, 0.05, 0.9)  # fmt: skip
+        assert (None if pd.isna(row.questions_needed_t) else row.questions_needed_t) == alone_t, row
+        assert (None if pd.isna(row.questions_needed_anova) else row.questions_needed_anova) == alone_anova, row
+
+
 def test_a_measure_that_does_not_vary_gets_nulls() -> None:
     flat = pd.DataFrame([(COLLECTION, run, f"q{j}", "m", "m", None, 0.5) for run in ("x", "y", "z") for j in range(4)],
                         columns=anova.VALUE_COLUMNS)  # fmt: skip
