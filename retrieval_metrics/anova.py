@@ -375,7 +375,6 @@ PAIR_TYPES = {**KEY_TYPES, "run_id": "string", "other_run_id": "string", "n_runs
               "wins": "integer", "ties": "integer", "losses": "integer", "paired_effect_size": "double",
               "t_statistic": "double", "t_p_value": "double", "randomization_p_value": "double",
               "n_permutations": "bigint", "is_exact_randomization": "boolean"}  # fmt: skip
-PAIR_KEYS = ["collection_id", "measure_name", "run_id", "other_run_id"]
 COMPARED = ["difference_ci_low", "difference_ci_high", "wins", "ties", "losses", "paired_effect_size", "t_statistic",
             "t_p_value", "randomization_p_value", "n_permutations", "is_exact_randomization"]  # run_comparison_tests'
 # interval and tests, for every pair
@@ -457,14 +456,14 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
     HSD p-value, the randomized Tukey HSD p-value (the collection's hsd_permutations, `seed`; every measure of a
     collection with as many runs and questions sees the same permutations) and whether the randomized p-value is
     below the collection's alpha; and what run_comparison_tests gives the pair, run_id against other_run_id
-    (retrieval_metrics.stats.compared_groups: the difference's 95% paired t interval, wins, ties, losses, Cohen's
-    d_z as paired_effect_size, the paired t-test, the paired randomization test with `n_permutations` sign flips
-    and `seed`), unadjusted."""
-    from retrieval_metrics.stats import compared_groups
+    (retrieval_metrics.stats.compared, which compared_groups gives it: the difference's 95% paired t interval,
+    wins, ties, losses, Cohen's d_z as paired_effect_size, the paired t-test, the paired randomization test with
+    `n_permutations` sign flips and `seed`), unadjusted; every pair of a collection's families with as many runs
+    and questions at once, from their values matrices."""
+    from retrieval_metrics.stats import compared
 
     found = list(families(measured))
     rows: list[dict[str, object]] = []
-    paired: list[pd.DataFrame] = []
     by_shape: dict[tuple[str, int, int], list[Family]] = {}
     for family in found:
         by_shape.setdefault((family.collection_id, *family.values.shape), []).append(family)
@@ -477,26 +476,21 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
         varying = [q for q in studentized if q is not None]
         p_values = iter(np.split(studentized_range_sf(np.concatenate(varying), m, (m - 1) * (n - 1)),
                                  len(varying)) if varying else [])  # fmt: skip
-        for family, family_ranges, q in zip(group, ranges, studentized, strict=True):
+        # and every pair of every family as run_comparison_tests compares a run with its baseline, at once
+        run, other = np.concatenate([f.values[i] for f in group]), np.concatenate([f.values[j] for f in group])
+        wins, losses = ((run - other) > TIE_TOLERANCE).sum(axis=1), ((run - other) < -TIE_TOLERANCE).sum(axis=1)
+        tested = compared(run, other, (wins, n - wins - losses, losses), n_permutations, seed)
+        del run, other
+        for position, (family, family_ranges, q) in enumerate(zip(group, ranges, studentized, strict=True)):
             means, table = family.run_means, family.table
             tukey = None if q is None else next(p_values)
             randomized = randomized_tukey_p_values(means, family_ranges)
             if not np.ptp(family.values) > TIE_TOLERANCE:
                 randomized = np.full(len(i), np.nan)  # no variance: nulls
-            differences = family.values[i] - family.values[j]  # pairs x questions
             mean_difference = means[i] - means[j]
             effect = mean_difference / math.sqrt(table.ms_residual) if table.varies else np.full(len(i), np.nan)
-            paired.append(pd.DataFrame({
-                "collection_id": collection_id, "measure_name": family.measure_name,
-                "run_id": np.repeat(np.array(family.run_ids, dtype=object)[i], n),
-                "other_run_id": np.repeat(np.array(family.run_ids, dtype=object)[j], n),
-                "question_id": np.tile(np.array(family.question_ids, dtype=object), len(i)),
-                "measure": family.measure, "k": family.k,
-                "run_value": family.values[i].ravel(), "baseline_value": family.values[j].ravel(),
-                "outcome": np.where(differences.ravel() > TIE_TOLERANCE, "win",
-                                    np.where(differences.ravel() < -TIE_TOLERANCE, "loss", "tie")),
-            }))  # fmt: skip
             for pair in range(len(i)):
+                row = position * len(i) + pair
                 rows.append({
                     "collection_id": collection_id, "measure_name": family.measure_name, "measure": family.measure,
                     "k": family.k, "run_id": family.run_ids[i[pair]], "other_run_id": family.run_ids[j[pair]],
@@ -507,13 +501,9 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
                     "randomized_tukey_hsd_p_value": randomized[pair], "hsd_permutations": own.hsd_permutations,
                     "alpha": own.alpha,
                     "is_significant": None if np.isnan(randomized[pair]) else bool(randomized[pair] < own.alpha),
+                    **{column: tested[column.removeprefix("paired_")][row] for column in COMPARED},
                 })  # fmt: skip
-    tests = pd.DataFrame(rows, columns=[name for name in PAIR_TYPES if name not in COMPARED])
-    if not rows:
-        return pd.DataFrame(rows, columns=list(PAIR_TYPES))
-    compared = compared_groups(pd.concat(paired, ignore_index=True), PAIR_KEYS, n_permutations, seed)
-    compared = compared.rename(columns={"effect_size": "paired_effect_size"})[[*PAIR_KEYS, *COMPARED]]
-    return tests.merge(compared, on=PAIR_KEYS, how="left", validate="one_to_one")[list(PAIR_TYPES)]
+    return pd.DataFrame(rows, columns=list(PAIR_TYPES))
 
 
 def anova_tables(measured: pd.DataFrame, settings: dict[str, CollectionSettings],

@@ -38,7 +38,7 @@ def intervals(matrix: np.ndarray, geometric: np.ndarray, n_resamples: int, seed:
 
 TIE_TOLERANCE = 1e-12  # the tie_tolerance() macro: differences this small are float noise
 PERMUTATION_BATCH = 1000  # the batch given to scipy.stats.permutation_test before: its draws depend on it
-NULL_VALUES = 4_000_000  # null statistics per block of groups (32 MB)
+NULL_VALUES = 4_000_000  # null statistics per block of groups, signs per block of resamples (32 MB)
 EPS = float(np.finfo(float).eps)
 
 # the columns compared_groups() gives per group, with their SQL types
@@ -78,7 +78,8 @@ def compared_groups(paired: pd.DataFrame, keys: list[str], n_permutations: int, 
     for n in np.unique(sizes):
         groups = np.flatnonzero(sizes == n)
         rows = starts[groups, None] + np.arange(n)  # groups x questions: positions in run and baseline
-        for name, values in _compared(run[rows], baseline[rows], outcome[rows], int(n), n_permutations, seed).items():
+        outcomes = tuple((outcome[rows] == name).sum(axis=1) for name in ("win", "tie", "loss"))
+        for name, values in compared(run[rows], baseline[rows], outcomes, n_permutations, seed).items():
             for group, value in zip(groups, values, strict=True):
                 columns[name][group] = value
     first = paired.iloc[order[starts]] if len(sizes) else paired.iloc[:0]
@@ -88,13 +89,14 @@ def compared_groups(paired: pd.DataFrame, keys: list[str], n_permutations: int, 
     return pd.DataFrame(frame, columns=[*keys, "measure", "k", *COMPARISON_TYPES])
 
 
-def _compared(run: np.ndarray, baseline: np.ndarray, outcome: np.ndarray, n: int, n_permutations: int,
-              seed: int) -> dict[str, list]:  # fmt: skip
-    """compared_groups' columns for groups of n questions each (rows of `run`, `baseline`, `outcome`)."""
+def compared(run: np.ndarray, baseline: np.ndarray, outcomes: tuple[np.ndarray, np.ndarray, np.ndarray],
+             n_permutations: int, seed: int) -> dict[str, list]:  # fmt: skip
+    """compared_groups' columns but its keys for groups of n questions each: the rows of `run` and `baseline`
+    (groups x n), with each group's wins, ties and losses (`outcomes`)."""
     from scipy import stats  # here, not at the top: importing it costs ~0.6 s, and a build may compare nothing
 
     differences = run - baseline
-    g = len(differences)
+    g, n = differences.shape
     t_statistic, t_p_value, effect_size = [None] * g, [None] * g, [None] * g
     mean_difference = differences.mean(axis=1)
     low, high = (mean_difference.tolist(), mean_difference.tolist()) if n >= 2 else ([None] * g, [None] * g)
@@ -113,9 +115,9 @@ def _compared(run: np.ndarray, baseline: np.ndarray, outcome: np.ndarray, n: int
     p_values = [1.0] * g if n == 1 else randomization_p_values(differences, n_permutations, seed).tolist()
     return {
         "n_questions": [n] * g,
-        "wins": (outcome == "win").sum(axis=1).tolist(),
-        "ties": (outcome == "tie").sum(axis=1).tolist(),
-        "losses": (outcome == "loss").sum(axis=1).tolist(),
+        "wins": outcomes[0].tolist(),
+        "ties": outcomes[1].tolist(),
+        "losses": outcomes[2].tolist(),
         "run_mean": run.mean(axis=1).tolist(),
         "baseline_mean": baseline.mean(axis=1).tolist(),
         "mean_difference": mean_difference.tolist(),
@@ -161,28 +163,31 @@ def randomization_p_values(differences: np.ndarray, n_permutations: int, seed: i
     flips = sign_flips(n, n_permutations, seed)
     exact = 2**n <= n_permutations
     resamples, adjustment = len(flips), 0 if exact else 1
-    signs = np.where(flips, -1.0, 1.0)
     observed = np.array([np.mean(row) for row in differences])  # as scipy: the 1-d mean of each group
     gamma = np.abs(EPS * 100 * observed)
     high, low = observed + gamma, observed - gamma
     margin = 2 * EPS * (n + 2) * np.abs(differences).sum(axis=1) / n
     zero = ~np.any(differences, axis=1)
-    less, greater = np.empty(len(differences), dtype=np.int64), np.empty(len(differences), dtype=np.int64)
-    block = max(1, NULL_VALUES // resamples)
-    for start in range(0, len(differences), block):
-        part = slice(start, start + block)
-        null = differences[part] @ signs.T / n  # groups x resamples
-        room = margin[part, None]
-        near = ~(np.abs(null - high[part, None]) > room) | ~(np.abs(null - low[part, None]) > room)
-        near &= ~zero[part, None]  # differences all 0: every null statistic is 0 whatever the order
-        groups, resample = np.nonzero(near)
-        step = max(1, NULL_VALUES // n)
-        for chunk in range(0, len(groups), step):
-            g, r = groups[chunk : chunk + step], resample[chunk : chunk + step]
-            flipped = signs[r] * differences[part][g]  # exact: a sign flip
-            null[g, r] = np.cumsum(flipped, axis=1)[:, -1] / n  # one question after the other, as scipy sums
-        less[part] = np.count_nonzero(null <= high[part, None], axis=1)
-        greater[part] = np.count_nonzero(null >= low[part, None], axis=1)
+    less, greater = np.zeros(len(differences), dtype=np.int64), np.zeros(len(differences), dtype=np.int64)
+    # blocks of resamples (their signs as floats: resamples x n) and of groups (null statistics: groups x resamples)
+    per_block = max(1, min(resamples, NULL_VALUES // n))
+    for first in range(0, resamples, per_block):
+        signs = np.where(flips[first : first + per_block], -1.0, 1.0)
+        block = max(1, NULL_VALUES // len(signs))
+        for start in range(0, len(differences), block):
+            part = slice(start, start + block)
+            null = differences[part] @ signs.T / n  # groups x resamples
+            room = margin[part, None]
+            near = ~(np.abs(null - high[part, None]) > room) | ~(np.abs(null - low[part, None]) > room)
+            near &= ~zero[part, None]  # differences all 0: every null statistic is 0 whatever the order
+            groups, resample = np.nonzero(near)
+            step = max(1, NULL_VALUES // n)
+            for chunk in range(0, len(groups), step):
+                g, r = groups[chunk : chunk + step], resample[chunk : chunk + step]
+                flipped = signs[r] * differences[part][g]  # exact: a sign flip
+                null[g, r] = np.cumsum(flipped, axis=1)[:, -1] / n  # one question after the other, as scipy sums
+            less[part] += np.count_nonzero(null <= high[part, None], axis=1)
+            greater[part] += np.count_nonzero(null >= low[part, None], axis=1)
     p_less = (less + adjustment).astype(float) / (resamples + adjustment)
     p_greater = (greater + adjustment).astype(float) / (resamples + adjustment)
     return np.clip(np.minimum(p_less, p_greater) * 2, 0.0, 1.0)
