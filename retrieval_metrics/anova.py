@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 
 TIE_TOLERANCE = 1e-12  # as retrieval_metrics.stats: differences this small are float noise
-HSD_BATCH = 1000  # permutations drawn per call of the generator: the draws depend on it
-GATHERED_VALUES = 4_000_000  # permuted values per gather (32 MB)
+GATHERED_VALUES = 4_000_000  # permuted values per chunk of permutations (32 MB of run indices)
 SPLIT_FROM = 300  # distinct studentized ranges from which they are split among processes (a child starts in ~1 s)
 # a child's share of studentized_range_sf: reads k, df and float64 q values, writes float64 p-values
 _SF_CHILD = ("import sys, numpy as np; from scipy import stats; k, df = int(sys.argv[1]), float(sys.argv[2]); "
@@ -152,22 +151,21 @@ def hsd_draws(n_runs: int, n_questions: int, n_permutations: int, seed: int) -> 
 def permuted_ranges(matrices: np.ndarray, n_permutations: int, seed: int) -> np.ndarray:
     """For each measure of `matrices` (measures x runs x questions) and each permutation of hsd_draws (the same
     permutations for every measure), the range of the runs' means (largest minus smallest) over the permuted
-    values: measures x permutations."""
+    values: measures x permutations. A chunk of permutations is a 0/1 sparse matrix, a row per (permutation, run)
+    picking that run's permuted value at each question, times every measure's values: each mean summed one
+    question after the other, as a direct loop does, without gathering the permuted values."""
+    from scipy import sparse
+
     count, m, n = matrices.shape
-    by_question = matrices.transpose(0, 2, 1)  # measures x questions x runs
-    ranges, questions = [], np.arange(n)[None, :, None]
-    for draws in hsd_draws(m, n, n_permutations, seed):
-        step = max(1, GATHERED_VALUES // (len(draws) * n * m))
-        for first in range(0, count, step):
-            means = by_question[first : first + step][:, questions, draws].sum(axis=2) / n  # measures x b x runs
-            ranges.append((first, means.max(axis=2) - means.min(axis=2)))
-    result = np.empty((count, n_permutations))
-    filled = np.zeros(count, dtype=int)
-    for first, part in ranges:
-        rows = slice(first, first + len(part))
-        result[rows, filled[first] : filled[first] + part.shape[1]] = part
-        filled[rows] += part.shape[1]
-    return result
+    by_cell = np.ascontiguousarray(matrices.transpose(2, 1, 0).reshape(n * m, count))  # (question, run) x measures
+    ranges = []
+    for draws in hsd_draws(m, n, n_permutations, seed):  # permutations x questions x runs
+        cells = (np.arange(n)[None, :, None] * m + draws).transpose(0, 2, 1).ravel()  # by (permutation, run, question)
+        picks = sparse.csr_matrix((np.ones(len(cells)), cells, np.arange(0, len(cells) + 1, n)),
+                                  shape=(len(draws) * m, n * m))  # fmt: skip
+        means = (picks @ by_cell).reshape(len(draws), m, count) / n
+        ranges.append((means.max(axis=1) - means.min(axis=1)).T)
+    return np.concatenate(ranges, axis=1) if ranges else np.empty((count, 0))
 
 
 def randomized_tukey_p_values(run_means: np.ndarray, ranges: np.ndarray) -> np.ndarray:

@@ -130,6 +130,20 @@ def test_the_randomized_tukey_hsd_is_a_direct_implementation_with_the_same_draws
     assert dict(zip(zip(*anova.pairs(len(RUNS))), got, strict=True)) == expected
 
 
+def test_permuted_means_are_summed_one_question_after_the_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every permuted range equals a direct loop's (each run's permuted values summed question by question), for
+    several measures at once and many questions, over chunks of 7 permutations."""
+    matrices = np.random.default_rng(3).random((2, 4, 200))
+    m, n = matrices.shape[1:]
+    monkeypatch.setattr(anova, "GATHERED_VALUES", 7 * n * m)
+    rng, expected = np.random.default_rng(5), []
+    for _ in range(150):
+        draw = rng.permuted(np.tile(np.arange(m), (n, 1)), axis=-1)  # questions x runs
+        means = [[sum(values[draw[q, r], q] for q in range(n)) / n for r in range(m)] for values in matrices]
+        expected.append([max(row) - min(row) for row in means])
+    assert np.array_equal(anova.permuted_ranges(matrices, 150, 5), np.array(expected).T)
+
+
 def test_the_letter_groups_separate_the_tiers_and_join_each_tier() -> None:
     rows = generated_rows()
     settings = {COLLECTION: anova.CollectionSettings(0.05, 0.8, 1000, (0.05,))}
