@@ -433,18 +433,24 @@ def collection_settings(settings: pd.DataFrame) -> dict[str, CollectionSettings]
 
 def families(measured: pd.DataFrame) -> Iterator[Family]:
     """The families of `measured` (rows: collection_id, run_id, question_id, measure_name, measure, k, value; the
-    averaged questions): per (collection, measure name), the runs over the questions every one of them averages.
-    None for fewer than two runs or two such questions."""
-    measured = measured.sort_values(["collection_id", "measure_name", "run_id", "question_id"], kind="mergesort")
-    for (collection_id, measure_name), rows in measured.groupby(["collection_id", "measure_name"], sort=True):
-        grid = rows.pivot(index="run_id", columns="question_id", values="value").dropna(axis=1)
-        if grid.shape[0] < 2 or grid.shape[1] < 2:
-            continue
-        values = grid.to_numpy(dtype=float)
-        k = rows["k"].iloc[0]
-        yield Family(str(collection_id), str(measure_name), str(rows["measure"].iloc[0]),
-                     None if pd.isna(k) else int(k), [str(r) for r in grid.index], [str(q) for q in grid.columns],
-                     values, anova(values))  # fmt: skip
+    averaged questions): per (collection, measure name), the runs over the questions every one of them averages,
+    both by id. None for fewer than two runs or two such questions."""
+    for collection_id, rows in measured.groupby("collection_id", sort=True):
+        coded = [pd.factorize(rows[column], sort=True) for column in ("measure_name", "run_id", "question_id")]
+        (names, name_ids), (runs, run_ids), (questions, question_ids) = coded
+        grid = np.full((len(name_ids), len(run_ids), len(question_ids)), np.nan)  # measure names x runs x questions
+        grid[names, runs, questions] = rows["value"].to_numpy(dtype=float)
+        firsts = np.unique(names, return_index=True)[1]
+        for name, (measure_name, first) in enumerate(zip(name_ids, firsts, strict=True)):
+            present = np.flatnonzero(~np.isnan(grid[name]).all(axis=1))  # the runs with values of it
+            complete = np.flatnonzero(~np.isnan(grid[name][present]).any(axis=0))  # the questions all of them have
+            if len(present) < 2 or len(complete) < 2:
+                continue
+            values = grid[name][np.ix_(present, complete)]
+            k = rows["k"].iloc[first]
+            yield Family(str(collection_id), str(measure_name), str(rows["measure"].iloc[first]),
+                         None if pd.isna(k) else int(k), [str(r) for r in run_ids[present]],
+                         [str(q) for q in question_ids[complete]], values, anova(values))  # fmt: skip
 
 
 def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], seed: int,
