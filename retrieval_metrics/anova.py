@@ -611,4 +611,4 @@ def compared_values(dbt: object) -> pd.DataFrame:
     names = catalog.loc[catalog["is_compared"].astype(bool), "measure"]
     listed = ", ".join("'" + str(name).replace("'", "''") + "'" for name in names) or "null"
     measured = dbt.ref("question_measures").filter(f"is_averaged and measure in ({listed})")  # type: ignore[attr-defined]
-    return to_pandas(measured)[VALUE_COLUMNS]
+    return to_pandas(measured.select(*VALUE_COLUMNS))
