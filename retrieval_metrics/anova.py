@@ -218,13 +218,13 @@ def paired_t_powers(effect_size: np.ndarray, n: np.ndarray, alpha: np.ndarray) -
     sqrt(V / df)) + Phi(-nc - c sqrt(V / df))], V ~ chi2(df)."""
     from scipy import integrate, stats
 
-    effect_size, n, alpha = (np.asarray(x, dtype=float) for x in np.broadcast_arrays(effect_size, n, alpha))
+    effect_size, n, alpha = (np.asarray(x, dtype=float) for x in (effect_size, n, alpha))
     df = n - 1
     critical = stats.t.isf(alpha / 2, df)
     noncentrality = effect_size * np.sqrt(n)
-    power = np.atleast_1d(stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality))
+    power = stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality)
     for i in np.flatnonzero(np.isnan(power)):
-        c, nc, d = float(np.ravel(critical)[i]), float(np.ravel(noncentrality)[i]), float(np.ravel(df)[i])
+        c, nc, d = float(critical[i]), float(noncentrality[i]), float(df[i])
 
         def density(v: float, c: float = c, nc: float = nc, d: float = d) -> float:
             scale = c * math.sqrt(v / d)
@@ -245,11 +245,11 @@ def anova_powers(effect_size: np.ndarray, n_observations: np.ndarray, n_groups: 
     `effect_size` (statsmodels' FTestAnovaPower; noncentrality f^2 n_observations), elementwise."""
     from scipy import stats
 
-    effect_size, n_observations, n_groups, alpha = (
-        np.asarray(x, dtype=float) for x in np.broadcast_arrays(effect_size, n_observations, n_groups, alpha))
+    arguments = (effect_size, n_observations, n_groups, alpha)
+    effect_size, n_observations, n_groups, alpha = (np.asarray(x, dtype=float) for x in arguments)
     df_groups, df_error = n_groups - 1, n_observations - n_groups
     critical = stats.f.isf(alpha, df_groups, df_error)
-    power = np.atleast_1d(stats.ncf.sf(critical, df_groups, df_error, effect_size**2 * n_observations))
+    power = stats.ncf.sf(critical, df_groups, df_error, effect_size**2 * n_observations)
     return np.where(np.isnan(power), 1.0, power)  # scipy's ncf gives up far out
 
 
@@ -329,8 +329,8 @@ def questions_needed_ts(difference: np.ndarray, variance: np.ndarray, alpha: np.
     difference, variance, alpha, power = (np.asarray(x, dtype=float) for x in (difference, variance, alpha, power))
     needed = np.full(len(difference), np.nan)
     solvable = np.flatnonzero((variance > 0) & (difference > 0))
-    effect = difference[solvable] / np.sqrt(2 * variance[solvable])
-    needed[solvable] = fewest(lambda i, n: paired_t_powers(effect[i], n, alpha[solvable][i]), power[solvable], 2)
+    effect, at = difference[solvable] / np.sqrt(2 * variance[solvable]), alpha[solvable]
+    needed[solvable] = fewest(lambda i, n: paired_t_powers(effect[i], n, at[i]), power[solvable], 2)
     return needed
 
 
@@ -343,10 +343,9 @@ def questions_needed_anovas(difference: np.ndarray, variance: np.ndarray, n_runs
                                                   for x in (difference, variance, n_runs, alpha, power))  # fmt: skip
     needed = np.full(len(difference), np.nan)
     solvable = np.flatnonzero((variance > 0) & (difference > 0) & (n_runs >= 2))
-    m = n_runs[solvable]
+    m, at = n_runs[solvable], alpha[solvable]
     effect = difference[solvable] / np.sqrt(2 * m * variance[solvable])
-    needed[solvable] = fewest(lambda i, n: anova_powers(effect[i], m[i] * n, m[i], alpha[solvable][i]),
-                              power[solvable], 2)  # fmt: skip
+    needed[solvable] = fewest(lambda i, n: anova_powers(effect[i], m[i] * n, m[i], at[i]), power[solvable], 2)
     return needed
 
 
@@ -482,7 +481,9 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
                                  len(varying)) if varying else [])  # fmt: skip
         # and every pair of every family as run_comparison_tests compares a run with its baseline, at once
         run, other = np.concatenate([f.values[i] for f in group]), np.concatenate([f.values[j] for f in group])
-        wins, losses = ((run - other) > TIE_TOLERANCE).sum(axis=1), ((run - other) < -TIE_TOLERANCE).sum(axis=1)
+        differences = run - other  # the outcomes' rule of question_comparisons: a win beyond TIE_TOLERANCE
+        wins, losses = (differences > TIE_TOLERANCE).sum(axis=1), (differences < -TIE_TOLERANCE).sum(axis=1)
+        del differences
         tested = compared(run, other, (wins, n - wins - losses, losses), n_permutations, seed)
         del run, other
         for position, (family, family_ranges, q) in enumerate(zip(group, ranges, studentized, strict=True)):

@@ -171,6 +171,7 @@ def randomization_p_values(differences: np.ndarray, n_permutations: int, seed: i
     less, greater = np.zeros(len(differences), dtype=np.int64), np.zeros(len(differences), dtype=np.int64)
     # blocks of resamples (their signs as floats: resamples x n) and of groups (null statistics: groups x resamples)
     per_block = max(1, min(resamples, NULL_VALUES // n))
+    step = max(1, NULL_VALUES // n)  # near null statistics summed again at a time
     for first in range(0, resamples, per_block):
         signs = np.where(flips[first : first + per_block], -1.0, 1.0)
         block = max(1, NULL_VALUES // len(signs))
@@ -181,7 +182,6 @@ def randomization_p_values(differences: np.ndarray, n_permutations: int, seed: i
             near = ~(np.abs(null - high[part, None]) > room) | ~(np.abs(null - low[part, None]) > room)
             near &= ~zero[part, None]  # differences all 0: every null statistic is 0 whatever the order
             groups, resample = np.nonzero(near)
-            step = max(1, NULL_VALUES // n)
             for chunk in range(0, len(groups), step):
                 g, r = groups[chunk : chunk + step], resample[chunk : chunk + step]
                 flipped = signs[r] * differences[part][g]  # exact: a sign flip
