@@ -32,12 +32,18 @@
     {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
 {%- endmacro %}
 
-{#- The per-run models `node` reads directly. -#}
-{% macro per_run_parents(node) -%}
+{#- Whether `node` is incremental by collection (config meta per_collection: the all-pairs marts), not by run. -#}
+{% macro is_per_collection(node) -%}
+    {{ return((node.config.get('meta') or {}).get('per_collection', false)) }}
+{%- endmacro %}
+
+{#- The incremental models `node` reads directly: by run (`per_collection` false) or by collection. -#}
+{% macro per_run_parents(node, per_collection=false) -%}
     {%- set parents = [] -%}
     {%- for node_id in node.depends_on.nodes if node_id in graph.nodes -%}
-        {%- if graph.nodes[node_id].config.materialized == 'incremental' -%}
-            {%- do parents.append(graph.nodes[node_id].alias) -%}
+        {%- set parent = graph.nodes[node_id] -%}
+        {%- if parent.config.materialized == 'incremental' and is_per_collection(parent) == per_collection -%}
+            {%- do parents.append(parent.alias) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(parents | sort) }}
@@ -73,6 +79,26 @@
     left join (select distinct collection_id, run_id, fingerprint from {{ model_relation(parent) }}) as parent_{{ loop.index }}
         on runs.collection_id = parent_{{ loop.index }}.collection_id and runs.run_id = parent_{{ loop.index }}.run_id
     {%- endfor %}
+{%- endmacro %}
+
+{#- (collection_id, fingerprint): every collection with runs, with its current fingerprint for the per-collection
+    model being built: md5 of the collection's settings across runs, each of its runs' fingerprint for the model
+    (run_fingerprints: their measures' fingerprints with them), and its per-collection parents' fingerprints.
+    dbt_python.collections_to_compute computes the same for the Python models. -#}
+{% macro collection_fingerprints() -%}
+    {%- set parents = per_run_parents(model, per_collection=true) if execute else [] -%}
+    select
+        runs.collection_id,
+        md5(concat_ws('|', min(collections.across_runs_hash), string_agg(runs.run_id || ':' || runs.fingerprint, '|'
+            order by runs.run_id){%- for parent in parents %}, coalesce(min(parent_{{ loop.index }}.fingerprint), 'none'){% endfor %})) as fingerprint
+    from ({{ run_fingerprints() }}) as runs
+    inner join {{ model_relation('int_run_fingerprints') }} as collections
+        on runs.collection_id = collections.collection_id and runs.run_id = collections.run_id
+    {%- for parent in parents %}
+    left join (select distinct collection_id, fingerprint from {{ model_relation(parent) }}) as parent_{{ loop.index }}
+        on runs.collection_id = parent_{{ loop.index }}.collection_id
+    {%- endfor %}
+    group by runs.collection_id
 {%- endmacro %}
 
 {#- In a per-run model's SQL: the runs this build computes, with their fingerprint (every run, but in an incremental
@@ -120,14 +146,16 @@
     cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as timestamp) as computed_at
 {%- endmacro %}
 
-{#- post-hook of a per-run model: delete the rows of the runs whose fingerprint is no longer current (runs gone,
-    and runs whose computation gave no rows); a Python model's new rows get the invocation and its time. -#}
+{#- post-hook of a per-run (or per-collection) model: delete the rows of the runs (collections) whose fingerprint is no
+    longer current (gone, or computed again, perhaps to no rows); a Python model's new rows get the invocation and its time. -#}
 {% macro delete_stale_runs() -%}
     {%- if execute and model.config.materialized == 'incremental' %}
+    {%- set per_collection = is_per_collection(model) %}
     delete from {{ this }} as stored
     where not exists (
-        select 1 from ({{ run_fingerprints() }}) as current_runs
-        where stored.collection_id = current_runs.collection_id and stored.run_id = current_runs.run_id
+        select 1 from ({{ collection_fingerprints() if per_collection else run_fingerprints() }}) as current_runs
+        where stored.collection_id = current_runs.collection_id
+            {%- if not per_collection %} and stored.run_id = current_runs.run_id{% endif %}
             and stored.fingerprint = current_runs.fingerprint
     );
     {%- if model.language == 'python' %}

@@ -434,7 +434,7 @@ def families(measured: pd.DataFrame) -> Iterator[Family]:
     """The families of `measured` (rows: collection_id, run_id, question_id, measure_name, measure, k, value; the
     averaged questions): per (collection, measure name), the runs over the questions every one of them averages,
     both by id. None for fewer than two runs or two such questions."""
-    for collection_id, rows in measured.groupby("collection_id", sort=True):
+    for collection_id, rows in measured.groupby("collection_id", sort=True, observed=True):
         coded = [pd.factorize(rows[column], sort=True) for column in ("measure_name", "run_id", "question_id")]
         (names, name_ids), (runs, run_ids), (questions, question_ids) = coded
         grid = np.full((len(name_ids), len(run_ids), len(question_ids)), np.nan)  # measure names x runs x questions
@@ -600,16 +600,19 @@ def questions_needed(tables: pd.DataFrame, settings: dict[str, CollectionSetting
     return needed[list(NEEDED_TYPES)]
 
 
-VALUE_COLUMNS = ["collection_id", "run_id", "question_id", "measure_name", "measure", "k", "value"]
+VALUE_COLUMNS = ["collection_id", "run_id", "question_id", "measure_name", "measure", "k", "value"]  # text first
 
 
-def compared_values(dbt: object) -> pd.DataFrame:
-    """question_measures' averaged values of the compared measures (measure_catalog.is_compared), as pandas: what
-    run_pair_tests and measure_anova read (their files name both parents)."""
-    from retrieval_metrics.dbt_python import to_pandas
+def compared_values(dbt: object, collections: list[str]) -> pd.DataFrame:
+    """question_measures' averaged values of the compared measures (measure_catalog.is_compared) in `collections`,
+    as pandas: what run_pair_tests and measure_anova read (their files name both parents)."""
+    from retrieval_metrics.dbt_python import to_categorical_pandas, to_pandas
+    from retrieval_metrics.warehouse import sql_literal
 
     catalog = to_pandas(dbt.ref("measure_catalog"))  # type: ignore[attr-defined]
     names = catalog.loc[catalog["is_compared"].astype(bool), "measure"]
-    listed = ", ".join("'" + str(name).replace("'", "''") + "'" for name in names) or "null"
-    measured = dbt.ref("question_measures").filter(f"is_averaged and measure in ({listed})")  # type: ignore[attr-defined]
-    return to_pandas(measured.select(*VALUE_COLUMNS))
+    listed = ", ".join(sql_literal(str(name)) for name in names) or "null"
+    within = ", ".join(sql_literal(collection_id) for collection_id in collections) or "null"
+    measured = dbt.ref("question_measures").filter(  # type: ignore[attr-defined]
+        f"is_averaged and measure in ({listed}) and collection_id in ({within})")
+    return to_categorical_pandas(measured, VALUE_COLUMNS, VALUE_COLUMNS[:5])

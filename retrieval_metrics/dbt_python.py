@@ -63,6 +63,38 @@ def runs_to_compute(dbt: Any, session: Any, parent: str, incremental: bool) -> R
     return RunsToCompute(fingerprints, parent_rows.filter(f"(collection_id, run_id) in ({quoted})"))
 
 
+def collections_to_compute(dbt: Any, session: Any, incremental: bool, parents: tuple[str, ...] = ()) -> dict[str, str]:
+    """The collections a per-collection Python model (the all-pairs marts: config meta per_collection) computes
+    in this build, with their fingerprints for it: every collection with runs, but in an incremental build those
+    whose stored rows carry another fingerprint or none. A collection's fingerprint is md5 of its settings across
+    runs, each of its runs' fingerprint for the model (runs_to_compute's, with question_measures' fingerprint of
+    the run) and the fingerprints its per-collection `parents`' rows carry, as the macro collection_fingerprints
+    (macros/incremental_runs.sql) computes it for the post-hook. The model's file names its parents (dbt.ref)."""
+    runs = runs_to_compute(dbt, session, "question_measures", incremental=False).fingerprints
+    across = dict(fetch(dbt.ref("int_run_fingerprints"), ["collection_id", "across_runs_hash"], ["collection_id"],
+                        distinct=True))  # fmt: skip
+    stored_parents = [dict(fetch(dbt.ref(parent), ["collection_id", "fingerprint"], ["collection_id"], distinct=True))
+                      for parent in parents]  # fmt: skip
+    members: dict[str, list[str]] = {}
+    for (collection_id, run_id), fingerprint in sorted(runs.items()):
+        members.setdefault(collection_id, []).append(f"{run_id}:{fingerprint}")
+    fingerprints = {
+        collection_id: hashlib.md5("|".join([across[collection_id], "|".join(items),
+                                             *(parent.get(collection_id, "none") for parent in stored_parents)]
+                                            ).encode()).hexdigest()  # fmt: skip
+        for collection_id, items in members.items()
+    }
+    if incremental and dbt.is_incremental:
+        stored = set(session.sql(f"select distinct collection_id, fingerprint from {dbt.this}").fetchall())
+        fingerprints = {key: f for key, f in fingerprints.items() if (key, f) not in stored}
+    return fingerprints
+
+
+def with_collection_fingerprints(frame: pd.DataFrame, fingerprints: dict[str, str]) -> pd.DataFrame:
+    """`frame` (rows of the collections of `fingerprints`) with the columns that say what computed them."""
+    return frame.assign(fingerprint=frame["collection_id"].map(fingerprints), invocation_id=None, computed_at=None)
+
+
 @dataclass(frozen=True)
 class RunValues:
     """One run's values of the measures a bootstrap resamples, as a (measure names x questions) matrix, both
@@ -131,6 +163,23 @@ def fetch_numbers(relation: Any, column: str, order_by: list[str]) -> np.ndarray
 
 def to_pandas(relation: Any) -> pd.DataFrame:
     return relation.toPandas() if is_spark(relation) else relation.df()
+
+
+def to_categorical_pandas(relation: Any, columns: list[str], text: list[str]) -> pd.DataFrame:
+    """`relation`'s `columns` as pandas, the `text` ones as Categoricals whose categories are sorted: on DuckDB
+    each text value becomes its category's code in SQL, so that pandas holds one string per distinct value, not
+    per row (11 runs x 10,000 questions x 48 measures: 1.8 s and 0.7 GB, not 4.9 s and 2.6 GB)."""
+    if is_spark(relation):
+        return relation.select(*columns).toPandas().astype({column: "category" for column in text})
+    codes = ", ".join(f"{c}_codes as (select {c}, cast(row_number() over (order by {c}) - 1 as integer) as code "
+                      f"from (select distinct {c} from read_rows))" for c in text)  # fmt: skip
+    coded = relation.query("read_rows", f"with {codes} select " + ", ".join(
+        f"{c}_codes.code as {c}" if c in text else f"read_rows.{c}" for c in columns) + " from read_rows " + " ".join(
+        f"inner join {c}_codes on read_rows.{c} = {c}_codes.{c}" for c in text)).df()  # fmt: skip
+    for column in text:
+        categories = [value for (value,) in relation.project(column).distinct().order(column).fetchall()]
+        coded[column] = pd.Categorical.from_codes(coded[column].to_numpy(), categories)
+    return coded
 
 
 def as_relation(session: Any, frame: pd.DataFrame, types: dict[str, str]) -> Any:

@@ -2,7 +2,8 @@
 -- run's version, its collection's judgments, questions, question tags and settings but its baselines, and the vars
 -- that change numbers with the measure registry (settings_version); and the same with the collection's baselines
 -- (their ids and versions), for the models that read them (question_comparisons, and its readers through it). Each
--- per-run model adds the code behind it and its per-run parents' fingerprints (macros/incremental_runs.sql).
+-- per-run model adds the code behind it and its per-run parents' fingerprints (macros/incremental_runs.sql); the
+-- per-collection models (the all-pairs marts) add the collection's settings across runs (across_runs_hash).
 
 with runs as (
     select * from {{ ref('stg_raw__runs') }}
@@ -50,6 +51,20 @@ settings_versions as (
     group by collection_id
 ),
 
+-- the settings that change only what compares a collection's runs together (across_runs)
+across_runs_versions as (
+    select
+        collection_id,
+        {{ unordered_hash_agg(['setting', 'value']) }} as across_runs_hash
+    from {{ ref('int_collection_settings') }}
+    where setting in (
+        {%- for name, definition in var('setting_definitions').items() if definition.get('across_runs') -%}
+        '{{ name }}'{{ ', ' if not loop.last }}
+        {%- endfor -%}
+    )
+    group by collection_id
+),
+
 -- each collection's baselines, by id and version (none: a named run not in raw.runs)
 baseline_versions as (
     select
@@ -70,6 +85,7 @@ versioned as (
         runs.run_version,
         coalesce(baseline_versions.baselines_hash, 'none') as baselines_hash,
         coalesce(judgment_versions.judgments_hash, 'none') as judgments_hash,
+        coalesce(across_runs_versions.across_runs_hash, 'none') as across_runs_hash,
         concat_ws(
             '/', coalesce(judgment_versions.judgments_hash, 'none'), coalesce(question_versions.questions_hash, 'none'),
             coalesce(settings_versions.settings_hash, 'none'), coalesce(tag_versions.tags_hash, 'none')
@@ -85,6 +101,8 @@ versioned as (
         on runs.collection_id = tag_versions.collection_id
     left join baseline_versions
         on runs.collection_id = baseline_versions.collection_id
+    left join across_runs_versions
+        on runs.collection_id = across_runs_versions.collection_id
 ),
 
 fingerprinted as (
@@ -102,5 +120,6 @@ select
     cast(run_version as string) as run_version,
     cast(collection_version as string) as collection_version,
     cast(baselines_hash as string) as baselines_hash,
-    cast(judgments_hash as string) as judgments_hash
+    cast(judgments_hash as string) as judgments_hash,
+    cast(across_runs_hash as string) as across_runs_hash
 from fingerprinted

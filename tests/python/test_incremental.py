@@ -22,6 +22,7 @@ PER_RUN_TABLES = [
     "main.question_measures", "main.question_metrics", "main.run_measures", "main.question_comparisons",
     "main.missed_relevant_docs", "main.run_metrics", "main.run_leaderboard", "main.run_comparisons",
     "main.run_tag_measures", "main.run_tag_comparisons", "main.run_measure_intervals", "main.run_comparison_tests",
+    "main.run_pair_tests", "main.measure_anova", "main.run_letter_groups", "main.measure_questions_needed",
 ]  # fmt: skip
 OTHER_SETTINGS = '{"k_values": [1, 5], "relevance_level": 2, "baseline_run_id": "run0"}'
 # the lesson's golden values hold at Docent's own settings; these are gen's (the vars: its defaults)
@@ -46,6 +47,14 @@ def planned(warehouse: Warehouse, model: str = "question_measures") -> list[tupl
         "where computed_at = (select max(computed_at) from run_means_by_qrels_version) order by all")]
 
 
+def collections_computed(warehouse: Warehouse) -> dict[str, list[str]]:
+    """The collections each all-pairs mart computed in the last build (incremental by collection)."""
+    last = "(select max(computed_at) from run_means_by_qrels_version)"
+    return {model: [c for (c,) in warehouse.rows(f"select distinct collection_id from {model} "
+                                                  f"where computed_at = {last} order by all")]
+            for model in ("run_pair_tests", "measure_anova")}  # fmt: skip
+
+
 def assert_equals_full_refresh(warehouse: Warehouse, folder: Path, *vars_: str) -> None:
     """A copy computed whole (--full-refresh: every run) has the same rows in every per-run table. dbt run, not
     build: the data tests read the tables, they do not write them (the incremental builds ran them)."""
@@ -66,6 +75,7 @@ def history(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> tupl
     folder = tmp_path_factory.mktemp("incremental")
     qrels, runs = make_collection(random.Random(12), folder / "collection", n_runs=4)
     warehouse = lesson.copy(folder / "warehouse")
+    assert warehouse.rank("--retriever", "bm25").returncode == 0  # Docent's second run: its pairs
     import_(warehouse, "--qrels", str(qrels), "--run", str(runs[0]), "--run-id", "run0")
     warehouse.built()
     return warehouse, folder
@@ -73,11 +83,14 @@ def history(lesson: Warehouse, tmp_path_factory: pytest.TempPathFactory) -> tupl
 
 def test_a_new_run_is_the_only_one_computed(history: tuple[Warehouse, Path]) -> None:
     warehouse, folder = history
-    assert planned(warehouse) == [("gen", "run0")]  # the lesson's run was built before the copy
+    assert planned(warehouse) == [("docent", "bm25"), ("gen", "run0")]  # the lesson's run was built before the copy
     _, runs = make_collection(random.Random(12), folder / "again", n_runs=4)
     import_(warehouse, "--run", str(runs[1]), "--run-id", "run1")
     warehouse.built()
     assert planned(warehouse) == [("gen", "run1")]
+    # gen's pairs (it has two runs now), not Docent's (its keyword_overlap and bm25 unchanged)
+    assert collections_computed(warehouse) == {"run_pair_tests": ["gen"], "measure_anova": ["gen"]}
+    assert warehouse.rows("select distinct collection_id from run_pair_tests order by all") == [("docent",), ("gen",)]
     # nothing changed: dbt is not started (dbt's own no-op: test_scoped_tests_check_only_the_runs_computed)
     assert "nothing to build" in warehouse.cli("build").stdout
 
@@ -112,11 +125,14 @@ def test_incremental_builds_equal_a_full_refresh(history: tuple[Warehouse, Path]
     assert warehouse.rows("select count(distinct tag) from run_tag_comparisons where collection_id = 'gen'") == [(3,)]
     assert_equals_full_refresh(warehouse, tmp_path / "after-edits")
 
-    # a second baseline: every run of gen compared again (run0 with keyword_overlap too), nothing measured again
-    assert warehouse.cli("settings", "--collection", "gen", "--set", "baseline_run_id=keyword_overlap,run0"
-                         ).returncode == 0  # fmt: skip
+    # a second baseline: every run of gen compared again (run0 with keyword_overlap too), nothing measured again;
+    # another alpha: gen's all-pairs marts again, Docent's not
+    assert warehouse.cli("settings", "--collection", "gen", "--set", "baseline_run_id=keyword_overlap,run0",
+                         "--set", "alpha=0.1").returncode == 0  # fmt: skip
     warehouse.built()
     assert planned(warehouse) == [] and planned(warehouse, "run_measure_intervals") == []
+    assert collections_computed(warehouse) == {"run_pair_tests": ["gen"], "measure_anova": ["gen"]}
+    assert warehouse.rows("select distinct alpha from measure_anova where collection_id = 'gen'") == [(0.1,)]
     for model in ("question_comparisons", "run_comparison_tests"):
         assert planned(warehouse, model) == [("gen", run) for run in ["keyword_overlap", "run0", "run2"]], model
     assert warehouse.rows("select distinct baseline_run_id, run_id from run_comparisons where collection_id = 'gen' "
@@ -128,6 +144,13 @@ def test_incremental_builds_equal_a_full_refresh(history: tuple[Warehouse, Path]
     warehouse.build(*OTHER_BUILD)  # defaults that change numbers: every run of gen again, none of Docent (its own)
     assert planned(warehouse) == [("gen", run) for run in ["keyword_overlap", "run0", "run2"]]
     assert_equals_full_refresh(warehouse, tmp_path / "other-settings", *OTHER_BUILD)
+
+    with duckdb.connect(str(warehouse.db_path)) as con:  # one run left in gen: no pair to compare
+        con.execute("delete from raw.rankings where run_id <> 'run0' and collection_id = 'gen'")
+        con.execute("delete from raw.runs where run_id <> 'run0' and collection_id = 'gen'")
+    warehouse.build(*OTHER_BUILD)
+    for model in ("run_pair_tests", "measure_anova", "run_letter_groups", "measure_questions_needed"):
+        assert warehouse.rows(f"select count(*) from {model} where collection_id = 'gen'") == [(0,)], model
 
 
 def test_scoped_tests_check_only_the_runs_computed(history: tuple[Warehouse, Path]) -> None:

@@ -2,14 +2,20 @@
 they all average, with the difference of their means and its 95% paired t interval, the effect size over the
 two-way ANOVA's residual, Tukey's HSD p-value and the randomized Tukey HSD p-value (retrieval_metrics/anova.py),
 and run_comparison_tests' paired tests of the pair (unadjusted).
-Rebuilt whole: a new run changes every pair's family."""
+Computed per collection: a new run changes every pair's family, so a collection is computed whole, and only the
+collections whose fingerprint changed (macros/incremental_runs.sql)."""
 
 from retrieval_metrics.anova import PAIR_TYPES, collection_settings, compared_values, pair_tests
-from retrieval_metrics.dbt_python import as_relation, to_pandas
+from retrieval_metrics.dbt_python import COMPUTED_TYPES, as_relation, collections_to_compute, to_pandas
+from retrieval_metrics.dbt_python import with_collection_fingerprints
 
 
 def model(dbt, session):
     seed, n_permutations = int(dbt.config.get("permutation_seed")), int(dbt.config.get("n_permutations"))
-    dbt.ref("measure_catalog"), dbt.ref("question_measures")  # its parents (dbt finds them here), read in compared_values
+    incremental = dbt.config.get("materialized") == "incremental"  # read here: dbt passes the configs a file reads
+    # its parents (dbt finds them here), read in collections_to_compute and compared_values
+    dbt.ref("int_run_fingerprints"), dbt.ref("measure_catalog"), dbt.ref("question_measures")
+    collections = collections_to_compute(dbt, session, incremental)
     settings = collection_settings(to_pandas(dbt.ref("int_collection_settings")))
-    return as_relation(session, pair_tests(compared_values(dbt), settings, seed, n_permutations), PAIR_TYPES)
+    tests = pair_tests(compared_values(dbt, sorted(collections)), settings, seed, n_permutations)
+    return as_relation(session, with_collection_fingerprints(tests, collections), {**PAIR_TYPES, **COMPUTED_TYPES})
