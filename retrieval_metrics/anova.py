@@ -10,6 +10,7 @@ A measure whose values do not vary (residuals within TIE_TOLERANCE) has no F, p-
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
 import subprocess
@@ -371,7 +372,8 @@ PAIR_TYPES = {**KEY_TYPES, "run_id": "string", "other_run_id": "string", "n_runs
               "hsd_permutations": "integer", "alpha": "double", "is_significant": "boolean",
               "wins": "integer", "ties": "integer", "losses": "integer", "paired_effect_size": "double",
               "t_statistic": "double", "t_p_value": "double", "randomization_p_value": "double",
-              "n_permutations": "bigint", "is_exact_randomization": "boolean"}  # fmt: skip
+              "n_permutations": "bigint", "is_exact_randomization": "boolean",
+              "pair_fingerprint": "string"}  # fmt: skip
 COMPARED = ["difference_ci_low", "difference_ci_high", "wins", "ties", "losses", "paired_effect_size", "t_statistic",
             "t_p_value", "randomization_p_value", "n_permutations", "is_exact_randomization"]  # run_comparison_tests'
 # interval and tests, for every pair
@@ -453,7 +455,7 @@ def families(measured: pd.DataFrame) -> Iterator[Family]:
 
 
 def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], seed: int,
-               n_permutations: int = 10000) -> pd.DataFrame:  # fmt: skip
+               n_permutations: int = 10000, stored: pd.DataFrame | None = None, code: str = "") -> pd.DataFrame:  # fmt: skip
     """run_pair_tests' rows: every pair of runs of every family (run_id before other_run_id by id), with the
     difference of their means (run minus other), the effect size (the difference over sqrt(MS_residual)), Tukey's
     HSD p-value, the randomized Tukey HSD p-value (the collection's hsd_permutations, `seed`; every measure of a
@@ -462,8 +464,14 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
     (retrieval_metrics.stats.compared, which compared_groups gives it: the difference's 95% paired t interval,
     wins, ties, losses, Cohen's d_z as paired_effect_size, the paired t-test, the paired randomization test with
     `n_permutations` sign flips and `seed`), unadjusted; every pair of a collection's families with as many runs
-    and questions at once, from their values matrices."""
+    and questions at once, from their values matrices. Those paired tests depend on the pair's two value vectors
+    only: each row's `pair_fingerprint` hashes them with `n_permutations`, `seed` and `code` (the code behind the
+    model), and a pair whose fingerprint is among the `stored` rows (run_pair_tests' earlier rows) takes its tests
+    from there, so that a new run computes the paired tests of its own pairs only."""
     from retrieval_metrics.stats import compared
+
+    reusable = {} if stored is None else (
+        stored.drop_duplicates("pair_fingerprint").set_index("pair_fingerprint")[COMPARED].to_dict("index"))
 
     found = list(families(measured))
     rows: list[dict[str, object]] = []
@@ -481,11 +489,16 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
                                  len(varying)) if varying else [])  # fmt: skip
         # and every pair of every family as run_comparison_tests compares a run with its baseline, at once
         run, other = np.concatenate([f.values[i] for f in group]), np.concatenate([f.values[j] for f in group])
+        fingerprints = [hashlib.md5(f"{code}|{n_permutations}|{seed}|".encode() + a.tobytes() + b.tobytes()).hexdigest()
+                        for a, b in zip(run, other, strict=True)]  # fmt: skip
+        new = np.array([key not in reusable for key in fingerprints], dtype=bool)
+        run, other = run[new], other[new]
         differences = run - other  # the outcomes' rule of question_comparisons: a win beyond TIE_TOLERANCE
         wins, losses = (differences > TIE_TOLERANCE).sum(axis=1), (differences < -TIE_TOLERANCE).sum(axis=1)
         del differences
-        tested = compared(run, other, (wins, n - wins - losses, losses), n_permutations, seed)
+        tested = compared(run, other, (wins, n - wins - losses, losses), n_permutations, seed) if new.any() else {}
         del run, other
+        computed = np.cumsum(new) - 1  # a new row's place among those computed now
         for position, (family, family_ranges, q) in enumerate(zip(group, ranges, studentized, strict=True)):
             means, table = family.run_means, family.table
             tukey = None if q is None else next(p_values)
@@ -506,7 +519,9 @@ def pair_tests(measured: pd.DataFrame, settings: dict[str, CollectionSettings], 
                     "randomized_tukey_hsd_p_value": randomized[pair], "hsd_permutations": own.hsd_permutations,
                     "alpha": own.alpha,
                     "is_significant": None if np.isnan(randomized[pair]) else bool(randomized[pair] < own.alpha),
-                    **{column: tested[column.removeprefix("paired_")][row] for column in COMPARED},
+                    **({column: tested[column.removeprefix("paired_")][computed[row]] for column in COMPARED}
+                       if new[row] else reusable[fingerprints[row]]),
+                    "pair_fingerprint": fingerprints[row],
                 })  # fmt: skip
     return pd.DataFrame(rows, columns=list(PAIR_TYPES))
 

@@ -247,6 +247,26 @@ def test_every_rows_search_at_once_equals_each_alone() -> None:
         assert (None if pd.isna(row.questions_needed_anova) else row.questions_needed_anova) == alone_anova, row
 
 
+def test_a_new_run_takes_the_other_pairs_paired_tests_from_their_stored_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pair whose two value vectors are unchanged keeps its stored paired tests (pair_fingerprint); the pairs of
+    a new run are tested, and everything equals computing every pair afresh."""
+    rows = generated_rows()
+    settings = {COLLECTION: anova.CollectionSettings(0.05, 0.8, 200, (0.05,))}
+    newest = RUNS[-1]
+    before = anova.pair_tests(rows[rows["run_id"] != newest], settings, 7, 500, code="v1")
+    from retrieval_metrics import stats
+
+    tested, compared = [], stats.compared
+    monkeypatch.setattr(stats, "compared", lambda run, *args: tested.append(len(run)) or compared(run, *args))
+    after = anova.pair_tests(rows, settings, 7, 500, stored=before, code="v1")
+    assert tested == [len(RUNS) - 1]  # one measure: the new run against each other run
+    assert after.equals(anova.pair_tests(rows, settings, 7, 500, code="v1"))
+    marked = before.assign(randomization_p_value=-1.0)  # a stored row is taken as it is, and only with its code
+    assert (anova.pair_tests(rows, settings, 7, 500, stored=marked, code="v1")["randomization_p_value"] == -1).sum() \
+        == len(before)
+    assert (anova.pair_tests(rows, settings, 7, 500, stored=marked, code="v2")["randomization_p_value"] >= 0).all()
+
+
 def test_a_measure_that_does_not_vary_gets_nulls() -> None:
     flat = pd.DataFrame([(COLLECTION, run, f"q{j}", "m", "m", None, 0.5) for run in ("x", "y", "z") for j in range(4)],
                         columns=anova.VALUE_COLUMNS)  # fmt: skip
