@@ -40,7 +40,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     while the import reads the file on another; then dbt builds what depends on the raw tables, without the
     tests of what the import guarantees. The import commits first, as `import` alone does; a failed build
     leaves it, and the serving copy, as they were, as `build` alone does. When the last good `build` recorded
-    the same project and settings (retrieval_metrics.up_to_date), dbt builds only what reads the raw tables
+    the same project and settings (its --vars too; retrieval_metrics.up_to_date), dbt builds only what reads the raw tables
     the import changed, and the record is kept up to date, so that a `build` after it has nothing to do."""
     import multiprocessing  # noqa: F401 - imported here, before the threads: dbt's load and the import both use it,
     import time  # and two threads importing it at once can see it half-initialized (seen once in CI: exit 1)
@@ -54,8 +54,8 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     database, serving = build_paths(database)
     settings = ["--vars", dbt_vars] if dbt_vars else []
     check_vars(None, settings)  # the runs named may be the one being imported: not looked up
-    last = last_build(database) if not settings else None  # what a plain `build` recorded
-    recorded = last is not None and build_inputs(database, []).base == last[0].base
+    last = last_build(database)  # what the last good `build` (or `import --build`) recorded
+    recorded = last is not None and build_inputs(database, settings).base == last[0].base
     started = time.perf_counter()
     finished: dict[str, float] = {}
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -71,7 +71,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
     waited = time.perf_counter() - started
     selection = ["--select", "source:raw+"] if is_built(database) else []
     if recorded and last is not None:
-        changed = changed_sources(build_inputs(database, []), last[0])
+        changed = changed_sources(build_inputs(database, settings), last[0])
         selection = source_selection(changed, database) if changed else selection
     build_started = datetime.now(UTC)
     say_building(f"{PROG} import")
@@ -82,7 +82,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
                            command="import", done=done)  # fmt: skip
     build_seconds = time.perf_counter() - started - waited
     if recorded:  # recorded before publishing, as build_database does
-        record_build(database, build_inputs(database, []))
+        record_build(database, build_inputs(database, settings))
     warned = build_warnings(build_started, database, f"{PROG} import")
     published = publish_serving(database, serving)
     return (f"collection {request.collection_id}: {summary}; import {finished['import']:.1f} s, dbt loaded "

@@ -69,19 +69,22 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     incremental = served(serving)
     assert ("docent", "notebook_run") in {row[:2] for row in duckdb.connect(str(serving), read_only=True).execute(
         "select collection_id, run_id from run_metrics").fetchall()}  # fmt: skip
-    forced = run_cli("build", "--force", "--verbose", env=env, child=True)  # dbt's own lines too (a child's stdout)
+    # with vars (their defaults: the same numbers), a whole build, forced, and recorded with them
+    settings = ["--vars", "{max_outranking_docs_listed: 10}"]
+    forced = run_cli("build", "--force", "--verbose", *settings, env=env, child=True)  # dbt's lines (a child's stdout)
     assert "published" in forced.stdout and nodes_run(target) == whole, forced.stdout + forced.stderr
     assert "Running with dbt=" in forced.stdout and " Done. PASS=" in forced.stdout, forced.stdout[-2000:]
     assert served(serving) == incremental
 
-    # import --build after a recorded build: what reads the imported run, and the record kept up to date
+    # import --build with the recorded build's vars: what reads the imported run, and the record kept up to date
     run = tmp_path / "imported.txt"
     run.write_text("rate_limit_status Q0 plans 1 2.0 mine\nrate_limit_status Q0 ratelimits 2 1.0 mine\n")
-    imported = run_cli("import", "--collection", "docent", "--run", str(run), "--run-id", "imported", "--build", env=env)
+    imported = run_cli("import", "--collection", "docent", "--run", str(run), "--run-id", "imported", "--build",
+                       *settings, env=env)  # fmt: skip
     assert imported.returncode == 0 and "published" in imported.stdout, imported.stdout + imported.stderr
-    assert not any(node.startswith("seed.") for node in nodes_run(target))
+    assert not any(node.startswith(("seed.", "model.retrieval_metrics.stg_")) for node in nodes_run(target))
     assert "has been written since" not in read_line(serving)
-    assert "nothing to build" in run_cli("build", env=env).stdout
+    assert "nothing to build" in run_cli("build", *settings, env=env).stdout
 
     # the fingerprint, part by part (in the commands' environment, which it holds)
     for name in [name for name in os.environ if name.startswith(("DBT_", "RETRIEVAL_"))]:
@@ -89,29 +92,30 @@ def test_a_build_runs_what_changed_and_nothing_else(lesson: Warehouse, tmp_path:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     recorded = up_to_date.last_build(build)
-    assert recorded and up_to_date.build_inputs(build, []) == recorded[0]
+    assert recorded and up_to_date.build_inputs(build, settings) == recorded[0]
+    assert up_to_date.build_inputs(build, []).base != recorded[0].base
     assert up_to_date.serving_is_current(build, serving)
     assert up_to_date.build_inputs(build, ["--vars", "{k_values: [5]}"]).base != recorded[0].base
     one_run = "where run_id = 'notebook_run'"
     with duckdb.connect(str(build)) as con:  # a raw row changed: the runs, and so the rankings read through them
         con.execute(f"update raw.runs set retriever = retriever || '!' {one_run}")
-    changed = up_to_date.build_inputs(build, [])
+    changed = up_to_date.build_inputs(build, settings)
     assert changed.base == recorded[0].base and changed.changed_raw_tables(recorded[0]) == ["runs", "rankings"]
     with duckdb.connect(str(build)) as con:
         con.execute(f"update raw.runs set retriever = rtrim(retriever, '!') {one_run}")
     with duckdb.connect(str(build)) as con:  # a raw table's columns are the base's: the staging views read them
         con.execute("alter table raw.runs add column added integer")
-    assert up_to_date.build_inputs(build, []).base != recorded[0].base
+    assert up_to_date.build_inputs(build, settings).base != recorded[0].base
     with duckdb.connect(str(build)) as con:
         con.execute("alter table raw.runs drop column added")
-    assert up_to_date.build_inputs(build, []) == recorded[0]
+    assert up_to_date.build_inputs(build, settings) == recorded[0]
     # the serving copy is current while its record names the build file as it is: written since (the updates
     # above), or gone, a build publishes it again, without dbt
     ran_before = (target / "run_results.json").stat().st_mtime_ns
     for make_stale in (lambda: None, serving.unlink):
         make_stale()
         assert not up_to_date.serving_is_current(build, serving)
-        republished = run_cli("build", env=env)
+        republished = run_cli("build", *settings, env=env)
         assert "published" in republished.stdout and up_to_date.serving_is_current(build, serving), republished.stdout
     assert (target / "run_results.json").stat().st_mtime_ns == ran_before
 
