@@ -81,7 +81,7 @@ def import_and_build(request: ImportRequest, database: Path, desc: str, dbt_vars
         raise build_failed(build_started, outcome.stopped, 1, f"{shown(serving)} left as it was", database,
                            command="import", done=done)  # fmt: skip
     build_seconds = time.perf_counter() - started - waited
-    if recorded:  # recorded before publishing, as build_database does
+    if recorded or not selection:  # a build the record vouched for, or a whole one; before publishing, as build does
         record_build(database, build_inputs(database, settings))
     warned = build_warnings(build_started, database, f"{PROG} import")
     published = publish_serving(database, serving)

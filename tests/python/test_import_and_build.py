@@ -3,13 +3,14 @@ all-or-nothing import and the same messages as `import` then `build`."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from conftest import Warehouse, copy_project, warehouse_checksums
+from conftest import REPO_ROOT, Warehouse, copy_project, warehouse_checksums
 
 pytestmark = pytest.mark.dbt
 
@@ -41,6 +42,23 @@ def test_one_process_equals_import_then_build(lesson: Warehouse, tmp_path: Path)
     assert apart.cli("build").returncode == 0
     assert published == apart.rows(MEASURES + " order by all") == together.rows(MEASURES + " order by all")
     assert len(published) > 0
+
+
+def test_an_import_into_an_empty_warehouse_records_its_whole_build(tmp_path: Path) -> None:
+    """The next import --build with the same vars builds what reads the new run only, and a build then nothing."""
+    qrels, run = files(tmp_path / "files")
+    warehouse = Warehouse(REPO_ROOT, tmp_path / "empty" / "warehouse.duckdb")
+    settings = ("--vars", "{k_values: [1, 3]}")
+    first = warehouse.cli("import", "--collection", "tiny", "--qrels", qrels, "--run", run, "--run-id", "r1", "--build",
+                          *settings)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    second = warehouse.cli("import", "--collection", "tiny", "--run", run, "--run-id", "r2", "--build", *settings)
+    assert second.returncode == 0, second.stderr
+    results = Path(warehouse.env["DBT_TARGET_PATH"]) / "run_results.json"
+    ran = {result["unique_id"] for result in json.loads(results.read_text())["results"]}
+    assert "model.retrieval_metrics.question_measures" in ran
+    assert not any(node.startswith(("seed.", "model.retrieval_metrics.stg_")) for node in ran), sorted(ran)
+    assert "nothing to build" in warehouse.cli("build", *settings).stdout
 
 
 def test_bad_input_builds_nothing(lesson: Warehouse, tmp_path: Path) -> None:
