@@ -38,7 +38,7 @@
 {%- endmacro %}
 
 {#- The incremental models `node` reads directly: by run (`per_collection` false) or by collection. -#}
-{% macro per_run_parents(node, per_collection=false) -%}
+{% macro incremental_parents(node, per_collection=false) -%}
     {%- set parents = [] -%}
     {%- for node_id in node.depends_on.nodes if node_id in graph.nodes -%}
         {%- set parent = graph.nodes[node_id] -%}
@@ -68,7 +68,7 @@
 
 {#- (collection_id, run_id, fingerprint): every run, with its current fingerprint for the model being built. -#}
 {% macro run_fingerprints() -%}
-    {%- set parents = per_run_parents(model) if execute else [] -%}
+    {%- set parents = incremental_parents(model) if execute else [] -%}
     select
         runs.collection_id,
         runs.run_id,
@@ -86,11 +86,12 @@
     (run_fingerprints: their measures' fingerprints with them), and its per-collection parents' fingerprints.
     dbt_python.collections_to_compute computes the same for the Python models. -#}
 {% macro collection_fingerprints() -%}
-    {%- set parents = per_run_parents(model, per_collection=true) if execute else [] -%}
+    {%- set parents = incremental_parents(model, per_collection=true) if execute else [] -%}
     select
         runs.collection_id,
-        md5(concat_ws('|', min(collections.across_runs_hash), string_agg(runs.run_id || ':' || runs.fingerprint, '|'
-            order by runs.run_id){%- for parent in parents %}, coalesce(min(parent_{{ loop.index }}.fingerprint), 'none'){% endfor %})) as fingerprint
+        md5(concat_ws('|', min(collections.across_runs_hash),
+            string_agg(runs.run_id || ':' || runs.fingerprint, '|' order by runs.run_id)
+            {%- for parent in parents %}, coalesce(min(parent_{{ loop.index }}.fingerprint), 'none'){% endfor %})) as fingerprint
     from ({{ run_fingerprints() }}) as runs
     inner join {{ model_relation('int_run_fingerprints') }} as collections
         on runs.collection_id = collections.collection_id and runs.run_id = collections.run_id
@@ -146,8 +147,9 @@
     cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S.%f") }}' as timestamp) as computed_at
 {%- endmacro %}
 
-{#- post-hook of a per-run (or per-collection) model: delete the rows of the runs (collections) whose fingerprint is no
-    longer current (gone, or computed again, perhaps to no rows); a Python model's new rows get the invocation and its time. -#}
+{#- post-hook of a per-run (or per-collection) model: delete the rows of the runs (collections) whose fingerprint is
+    no longer current (gone, or computed again, perhaps to no rows); a Python model's new rows get the invocation
+    and its time. -#}
 {% macro delete_stale_runs() -%}
     {%- if execute and model.config.materialized == 'incremental' %}
     {%- set per_collection = is_per_collection(model) %}

@@ -615,7 +615,8 @@ def questions_needed(tables: pd.DataFrame, settings: dict[str, CollectionSetting
     return needed[list(NEEDED_TYPES)]
 
 
-VALUE_COLUMNS = ["collection_id", "run_id", "question_id", "measure_name", "measure", "k", "value"]  # text first
+VALUE_COLUMNS = ["collection_id", "run_id", "question_id", "measure_name", "measure", "k", "value"]
+TEXT_COLUMNS = VALUE_COLUMNS[:5]  # read as categorical codes (compared_values)
 
 
 def compared_values(dbt: object, collections: list[str]) -> pd.DataFrame:
@@ -630,4 +631,4 @@ def compared_values(dbt: object, collections: list[str]) -> pd.DataFrame:
     within = ", ".join(sql_literal(collection_id) for collection_id in collections) or "null"
     measured = dbt.ref("question_measures").filter(  # type: ignore[attr-defined]
         f"is_averaged and measure in ({listed}) and collection_id in ({within})")
-    return to_categorical_pandas(measured, VALUE_COLUMNS, VALUE_COLUMNS[:5])
+    return to_categorical_pandas(measured, VALUE_COLUMNS, TEXT_COLUMNS)

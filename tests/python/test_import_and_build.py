@@ -49,8 +49,8 @@ def test_an_import_into_an_empty_warehouse_records_its_whole_build(tmp_path: Pat
     qrels, run = files(tmp_path / "files")
     warehouse = Warehouse(REPO_ROOT, tmp_path / "empty" / "warehouse.duckdb")
     settings = ("--vars", "{k_values: [1, 3]}")
-    first = warehouse.cli("import", "--collection", "tiny", "--qrels", qrels, "--run", run, "--run-id", "r1", "--build",
-                          *settings)  # fmt: skip
+    first = warehouse.cli("import", "--collection", "tiny", "--qrels", qrels, "--run", run, "--run-id", "r1",
+                          "--build", *settings)  # fmt: skip
     assert first.returncode == 0, first.stderr
     second = warehouse.cli("import", "--collection", "tiny", "--run", run, "--run-id", "r2", "--build", *settings)
     assert second.returncode == 0, second.stderr

@@ -16,5 +16,6 @@ def model(dbt, session):
     collections = collections_to_compute(dbt, session, incremental, parents=("run_pair_tests",))
     settings = collection_settings(to_pandas(dbt.ref("int_collection_settings")))
     pairs = to_pandas(dbt.ref("run_pair_tests"))
-    tables = anova_tables(compared_values(dbt, sorted(collections)), settings, pairs[pairs["collection_id"].isin(collections)])
+    pairs = pairs[pairs["collection_id"].isin(collections)]
+    tables = anova_tables(compared_values(dbt, sorted(collections)), settings, pairs)
     return as_relation(session, with_collection_fingerprints(tables, collections), {**ANOVA_TYPES, **COMPUTED_TYPES})
