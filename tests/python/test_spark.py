@@ -76,8 +76,9 @@ def parquet_table(folder: Path) -> str:
 
 
 # what computed a per-run row, not what it holds: each engine's own (Spark's per-run models are tables, hashed from
-# their own code, and its Python models record no dbt invocation)
-COMPUTED_BY = ("fingerprint", "invocation_id", "computed_at")
+# their own code, and its Python models record no dbt invocation); and run_pair_tests' cache key, a hash of the
+# values' bits, which the engines agree on to 1e-9, not bit for bit
+COMPUTED_BY = ("fingerprint", "invocation_id", "computed_at", "pair_fingerprint")
 
 
 def read_both(con: duckdb.DuckDBPyConnection, warehouse: Warehouse, mart: str) -> tuple[list, list, list, list]:
