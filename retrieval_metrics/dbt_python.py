@@ -63,13 +63,25 @@ def runs_to_compute(dbt: Any, session: Any, parent: str, incremental: bool) -> R
     return RunsToCompute(fingerprints, parent_rows.filter(f"(collection_id, run_id) in ({quoted})"))
 
 
-def collections_to_compute(dbt: Any, session: Any, incremental: bool, parents: tuple[str, ...] = ()) -> dict[str, str]:
+def collections_to_compute(dbt: Any, session: Any, incremental: bool, types: dict[str, str],
+                           parents: tuple[str, ...] = ()) -> dict[str, str]:  # fmt: skip
     """The collections a per-collection Python model (the all-pairs marts: config meta per_collection) computes
     in this build, with their fingerprints for it: every collection with runs, but in an incremental build those
     whose stored rows carry another fingerprint or none. A collection's fingerprint is md5 of its settings across
     runs, each of its runs' fingerprint for the model (runs_to_compute's, with question_measures' fingerprint of
     the run) and the fingerprints its per-collection `parents`' rows carry, as the macro collection_fingerprints
-    (macros/incremental_runs.sql) computes it for the post-hook. The model's file names its parents (dbt.ref)."""
+    (macros/incremental_runs.sql) computes it for the post-hook. The model's file names its parents (dbt.ref).
+    A stored table whose columns are not `types`' (built by an earlier version) stops the build as dbt stops an
+    incremental SQL model's (on_schema_change: fail), before the model reads a column the table lacks."""
+    if incremental and dbt.is_incremental:
+        stored_columns = [name for name, *_ in session.sql(f"describe {dbt.this}").fetchall()]
+        if stored_columns != list(types):
+            missing = ", ".join(column for column in types if column not in stored_columns)
+            extra = ", ".join(column for column in stored_columns if column not in types)
+            differs = "; ".join([*([f"without {missing}"] if missing else []), *([f"with {extra}"] if extra else [])])
+            differs = differs or "its columns in another order"
+            raise RuntimeError(f"{dbt.this} was built by an earlier version of the model ({differs}): build once "
+                               "with --full-refresh (docs/incremental.md)")
     runs = runs_to_compute(dbt, session, "question_measures", incremental=False).fingerprints
     across = dict(fetch(dbt.ref("int_run_fingerprints"), ["collection_id", "across_runs_hash"], ["collection_id"],
                         distinct=True))  # fmt: skip

@@ -122,6 +122,19 @@ def test_a_failed_data_test_names_its_first_offending_rows(published: Warehouse)
     assert serving.read_bytes() == before
 
 
+def test_an_all_pairs_table_of_an_earlier_version_asks_for_a_full_refresh(published: Warehouse) -> None:
+    """An incremental Python model whose table lacks a column of this version stops the build naming the column
+    and the cure, as dbt stops an incremental SQL model (on_schema_change: fail)."""
+    with duckdb.connect(str(published.db_path)) as con:
+        con.execute("alter table main.run_pair_tests drop column pair_fingerprint")
+    result = published.cli("build", "--force")
+    assert result.returncode == 1, result.stderr
+    failed = [line for line in error_lines(result.stderr) if "model run_pair_tests error" in line]
+    assert len(failed) == 1 and failed[0].endswith(
+        'RuntimeError: "warehouse"."main"."run_pair_tests" was built by an earlier version of the model (without '
+        "pair_fingerprint): build once with --full-refresh (docs/incremental.md)"), result.stderr  # fmt: skip
+
+
 def test_a_python_model_that_raised_is_named_with_its_exception() -> None:
     """A Python model's traceback is dozens of lines; its one line keeps what dbt says before it and the exception."""
     message = ("Runtime Error in model run_comparison_tests (models/marts/comparisons/run_comparison_tests.py)\n"

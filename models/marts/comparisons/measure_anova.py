@@ -13,9 +13,10 @@ def model(dbt, session):
     incremental = dbt.config.get("materialized") == "incremental"  # read here: dbt passes the configs a file reads
     # its parents (dbt finds them here), read in collections_to_compute and compared_values
     dbt.ref("int_run_fingerprints"), dbt.ref("measure_catalog"), dbt.ref("question_measures")
-    collections = collections_to_compute(dbt, session, incremental, parents=("run_pair_tests",))
+    types = {**ANOVA_TYPES, **COMPUTED_TYPES}
+    collections = collections_to_compute(dbt, session, incremental, types, parents=("run_pair_tests",))
     settings = collection_settings(to_pandas(dbt.ref("int_collection_settings")))
     pairs = to_pandas(dbt.ref("run_pair_tests"))
     pairs = pairs[pairs["collection_id"].isin(collections)]
     tables = anova_tables(compared_values(dbt, sorted(collections)), settings, pairs)
-    return as_relation(session, with_collection_fingerprints(tables, collections), {**ANOVA_TYPES, **COMPUTED_TYPES})
+    return as_relation(session, with_collection_fingerprints(tables, collections), types)

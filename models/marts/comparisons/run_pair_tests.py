@@ -17,9 +17,10 @@ def model(dbt, session):
     incremental = dbt.config.get("materialized") == "incremental"  # read here: dbt passes the configs a file reads
     # its parents (dbt finds them here), read in collections_to_compute and compared_values
     dbt.ref("int_run_fingerprints"), dbt.ref("measure_catalog"), dbt.ref("question_measures")
-    collections = collections_to_compute(dbt, session, incremental)
+    types = {**PAIR_TYPES, **COMPUTED_TYPES}
+    collections = collections_to_compute(dbt, session, incremental, types)
     settings = collection_settings(to_pandas(dbt.ref("int_collection_settings")))
     stored = session.sql(f"select * from {dbt.this}").df() if incremental and dbt.is_incremental else None
     tests = pair_tests(compared_values(dbt, sorted(collections)), settings, seed, n_permutations, stored,
                        code_digest(dbt.this.identifier))  # fmt: skip
-    return as_relation(session, with_collection_fingerprints(tests, collections), {**PAIR_TYPES, **COMPUTED_TYPES})
+    return as_relation(session, with_collection_fingerprints(tests, collections), types)
