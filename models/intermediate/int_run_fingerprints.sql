@@ -5,6 +5,19 @@
 -- per-run model adds the code behind it and its per-run parents' fingerprints (macros/incremental_runs.sql); the
 -- per-collection models (the all-pairs marts) add the collection's settings across runs (across_runs_hash).
 
+{#- The collection's settings, hashed in two groups: those that change a per-run model's numbers or are recorded
+    with them (dbt_project.yml's setting_definitions: not the gates, which check numbers and change none), and those
+    that change only what compares a collection's runs together (across_runs); the baselines in neither, as they
+    change the comparisons only (baseline_versions). -#}
+{%- set setting_groups = {'settings': [], 'across_runs': []} -%}
+{%- for name, definition in var('setting_definitions').items() if name != 'baseline_run_id' -%}
+    {%- if definition.get('across_runs') -%}
+        {%- do setting_groups['across_runs'].append(name) -%}
+    {%- elif definition.get('changes') or definition.get('recorded') -%}
+        {%- do setting_groups['settings'].append(name) -%}
+    {%- endif -%}
+{%- endfor %}
+
 with runs as (
     select * from {{ ref('stg_raw__runs') }}
 ),
@@ -33,37 +46,17 @@ tag_versions as (
     group by collection_id
 ),
 
-settings_versions as (
-    select
-        collection_id,
-        {{ unordered_hash_agg(['setting', 'value']) }} as settings_hash
-    from {{ ref('int_collection_settings') }}
-    -- the settings that change a per-run model's numbers or are recorded with them (dbt_project.yml's
-    -- setting_definitions: not the gates, which check numbers and change none, nor those across_runs), but the
-    -- baselines, which change the comparisons only (baseline_versions)
-    where setting in (
-        {%- for name, definition in var('setting_definitions').items()
-            if (definition.get('changes') or definition.get('recorded')) and not definition.get('across_runs')
-                and name != 'baseline_run_id' -%}
-        '{{ name }}'{{ ', ' if not loop.last }}
-        {%- endfor -%}
-    )
-    group by collection_id
-),
+{%- for group, names in setting_groups.items() %}
 
--- the settings that change only what compares a collection's runs together (across_runs)
-across_runs_versions as (
+{{ group }}_versions as (
     select
         collection_id,
-        {{ unordered_hash_agg(['setting', 'value']) }} as across_runs_hash
+        {{ unordered_hash_agg(['setting', 'value']) }} as {{ group }}_hash
     from {{ ref('int_collection_settings') }}
-    where setting in (
-        {%- for name, definition in var('setting_definitions').items() if definition.get('across_runs') -%}
-        '{{ name }}'{{ ', ' if not loop.last }}
-        {%- endfor -%}
-    )
+    where setting in ('{{ names | join("', '") }}')
     group by collection_id
 ),
+{%- endfor %}
 
 -- each collection's baselines, by id and version (none: a named run not in raw.runs)
 baseline_versions as (
