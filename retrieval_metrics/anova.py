@@ -217,7 +217,7 @@ def paired_t_powers(effect_size: np.ndarray, n: np.ndarray, alpha: np.ndarray) -
     `effect_size` (statsmodels' TTestPower), elementwise, in one call of scipy's noncentral t. Where it gives no
     number (few questions, a large effect), the same probability by integration over the chi-square: E[Phi(nc - c
     sqrt(V / df)) + Phi(-nc - c sqrt(V / df))], V ~ chi2(df)."""
-    from scipy import integrate, stats
+    from scipy import integrate, special, stats
 
     effect_size, n, alpha = (np.asarray(x, dtype=float) for x in (effect_size, n, alpha))
     df = n - 1
@@ -226,10 +226,16 @@ def paired_t_powers(effect_size: np.ndarray, n: np.ndarray, alpha: np.ndarray) -
     power = stats.nct.sf(critical, df, noncentrality) + stats.nct.cdf(-critical, df, noncentrality)
     for i in np.flatnonzero(np.isnan(power)):
         c, nc, d = float(critical[i]), float(noncentrality[i]), float(df[i])
+        g, p = special.gammaln(d / 2.0), (np.log(2) * d) / 2.0  # the constant terms of chi2's log density
 
-        def density(v: float, c: float = c, nc: float = nc, d: float = d) -> float:
+        def density(v: float, c: float = c, nc: float = nc, d: float = d, g: float = g, p: float = p) -> float:
+            # scipy's norm.cdf and chi2.pdf as they compute them (ndtr; the exp of chi2's log density, its terms in
+            # scipy's order; 0 off its open support), without their argument checks: quad calls this 360 times
+            if not 0.0 < v < math.inf:
+                return 0.0
             scale = c * math.sqrt(v / d)
-            return float((stats.norm.cdf(nc - scale) + stats.norm.cdf(-nc - scale)) * stats.chi2.pdf(v, d))
+            chi2_density = np.exp(special.xlogy(d / 2.0 - 1, v) - v / 2.0 - g - p)
+            return float((special.ndtr(nc - scale) + special.ndtr(-nc - scale)) * chi2_density)
 
         power[i] = integrate.quad(density, 0, np.inf, limit=200)[0]
     return np.minimum(1.0, power)
