@@ -17,6 +17,7 @@ macro code_digest asks DuckDB for it when the model runs; the Python models call
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib.util
 import re
@@ -70,17 +71,23 @@ def imported_modules(modules: list[str]) -> list[str]:
         if module in seen:
             continue
         seen.add(module)
-        with PARSING:
-            tree = ast.parse(source_of(module))
-        for node in tree.body:
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-            else:
-                continue
-            pending += [name for name in names if is_module(name)]
+        pending += [name for name in top_level_imports(source_of(module)) if is_module(name)]
     return sorted(seen)
+
+
+@functools.lru_cache(maxsize=256)
+def top_level_imports(source: bytes) -> tuple[str, ...]:
+    """What a module's top-level imports name (`module`, and `module.name` for each name taken from one), by its
+    source: parsed once per distinct source, as every per-run model of a build asks for the same modules."""
+    with PARSING:
+        tree = ast.parse(source)
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return tuple(names)
 
 
 def model_files(model: str, root: Path) -> list[Path]:
