@@ -230,7 +230,7 @@ def paired_t_powers(effect_size: np.ndarray, n: np.ndarray, alpha: np.ndarray) -
 
         def density(v: float, c: float = c, nc: float = nc, d: float = d, g: float = g, p: float = p) -> float:
             # scipy's norm.cdf and chi2.pdf as they compute them (ndtr; the exp of chi2's log density, its terms in
-            # scipy's order; 0 off its open support), without their argument checks: quad calls this 360 times
+            # scipy's order; 0 off its open support), without their argument checks: quad calls it hundreds of times
             if not 0.0 < v < math.inf:
                 return 0.0
             scale = c * math.sqrt(v / d)
