@@ -246,6 +246,7 @@ def test_every_rows_search_at_once_equals_each_alone() -> None:
         assert (None if pd.isna(row.questions_needed_t) else row.questions_needed_t) == alone_t, row
         assert (None if pd.isna(row.questions_needed_anova) else row.questions_needed_anova) == alone_anova, row
 
+
 def test_the_power_integral_where_the_noncentral_t_gives_none_is_scipys_bit_for_bit() -> None:
     """Two questions and a large effect: scipy's noncentral t gives nan, and paired_t_powers integrates over the
     chi-square with its own density; the same bits as quad over scipy.stats' norm.cdf and chi2.pdf."""
@@ -265,7 +266,6 @@ def test_the_power_integral_where_the_noncentral_t_gives_none_is_scipys_bit_for_
         expected.append(min(1.0, integrate.quad(density, 0, np.inf, limit=200)[0] if np.isnan(power) else power))
     assert sum(integrated) >= 5
     assert anova.paired_t_powers(effects, n, alpha).tolist() == expected
-
 
 
 def test_a_new_run_takes_the_other_pairs_paired_tests_from_their_stored_rows(monkeypatch: pytest.MonkeyPatch) -> None:
