@@ -71,17 +71,10 @@ def collections_to_compute(dbt: Any, session: Any, incremental: bool, types: dic
     runs, each of its runs' fingerprint for the model (runs_to_compute's, with question_measures' fingerprint of
     the run) and the fingerprints its per-collection `parents`' rows carry, as the macro collection_fingerprints
     (macros/incremental_runs.sql) computes it for the post-hook. The model's file names its parents (dbt.ref).
-    A stored table whose columns are not `types`' (built by an earlier version) stops the build as dbt stops an
-    incremental SQL model's (on_schema_change: fail), before the model reads a column the table lacks."""
-    if incremental and dbt.is_incremental:
-        stored_columns = [name for name, *_ in session.sql(f"describe {dbt.this}").fetchall()]
-        if stored_columns != list(types):
-            missing = ", ".join(column for column in types if column not in stored_columns)
-            extra = ", ".join(column for column in stored_columns if column not in types)
-            differs = "; ".join([*([f"without {missing}"] if missing else []), *([f"with {extra}"] if extra else [])])
-            differs = differs or "its columns in another order"
-            raise RuntimeError(f"{dbt.this} was built by an earlier version of the model ({differs}): build once "
-                               "with --full-refresh (docs/incremental.md)")
+    A stored table of an earlier version stops the build first (refuse_earlier_version)."""
+    stored_incrementally = incremental and dbt.is_incremental
+    if stored_incrementally:
+        refuse_earlier_version(dbt, session, types)
     runs = runs_to_compute(dbt, session, "question_measures", incremental=False).fingerprints
     across = dict(fetch(dbt.ref("int_run_fingerprints"), ["collection_id", "across_runs_hash"], ["collection_id"],
                         distinct=True))  # fmt: skip
@@ -96,10 +89,24 @@ def collections_to_compute(dbt: Any, session: Any, incremental: bool, types: dic
                                             ).encode()).hexdigest()  # fmt: skip
         for collection_id, items in members.items()
     }
-    if incremental and dbt.is_incremental:
+    if stored_incrementally:
         stored = set(session.sql(f"select distinct collection_id, fingerprint from {dbt.this}").fetchall())
         fingerprints = {key: f for key, f in fingerprints.items() if (key, f) not in stored}
     return fingerprints
+
+
+def refuse_earlier_version(dbt: Any, session: Any, types: dict[str, str]) -> None:
+    """Stop the build when the model's stored table has other columns than `types` (built by an earlier version),
+    as dbt stops an incremental SQL model's (on_schema_change: fail), before the model reads a column it lacks."""
+    stored_columns = [name for name, *_ in session.sql(f"describe {dbt.this}").fetchall()]
+    if stored_columns == list(types):
+        return
+    missing = ", ".join(column for column in types if column not in stored_columns)
+    extra = ", ".join(column for column in stored_columns if column not in types)
+    differences = ([f"without {missing}"] if missing else []) + ([f"with {extra}"] if extra else [])
+    differs = "; ".join(differences) or "its columns in another order"
+    raise RuntimeError(f"{dbt.this} was built by an earlier version of the model ({differs}): build once "
+                       "with --full-refresh (docs/incremental.md)")
 
 
 def with_collection_fingerprints(frame: pd.DataFrame, fingerprints: dict[str, str]) -> pd.DataFrame:
